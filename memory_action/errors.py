@@ -1,0 +1,62 @@
+"""The one exception tree of memory-agent.
+
+Every expected failure is a ``MemoryActionError``; ``main()`` is the only place that turns one
+into an ``::error::`` line and an exit code (never a traceback)::
+
+    MemoryActionError            exit code  meaning
+    ├── InputError                   2      an ``INPUT_*`` value or CLI flag is invalid
+    ├── EventError                   3      the event file is missing, unreadable or malformed
+    ├── MemoryFileError              4      a memory source is not UTF-8, too large or unreadable
+    ├── AgentError                   5      the model failed, timed out or never answered
+    └── GitHubError                  6      a GitHub API call the run depends on failed
+
+``CacheError`` is deliberately *not* a ``MemoryActionError``: cache trouble never fails a job,
+stores catch it and report a warning. An event the action does not handle is not an error:
+``UnsupportedEvent`` ends the run with a notice and exit code 0.
+"""
+
+from __future__ import annotations
+
+
+class MemoryActionError(Exception):
+    """An expected failure: reported as one ``::error::`` line, never as a traceback."""
+
+    exit_code = 1
+
+
+class InputError(MemoryActionError):
+    """An input has a bad value; the message names the input, the value and what is accepted."""
+
+    exit_code = 2
+
+
+class EventError(MemoryActionError):
+    """The event payload cannot be read or does not have the fields the event must have."""
+
+    exit_code = 3
+
+
+class MemoryFileError(MemoryActionError):
+    """A memory source cannot be used: not UTF-8, over ``max_memory_kb``, or unreadable."""
+
+    exit_code = 4
+
+
+class AgentError(MemoryActionError):
+    """The agent run did not finish: model error, timeout, or no final answer."""
+
+    exit_code = 5
+
+
+class GitHubError(MemoryActionError):
+    """A GitHub API call the run cannot do without failed."""
+
+    exit_code = 6
+
+
+class UnsupportedEvent(Exception):  # noqa: N818 - it is an outcome, not an error
+    """The workflow event is not one the action handles; the run ends with a notice, exit 0."""
+
+
+class CacheError(Exception):
+    """A cache service failure. Stores catch it and warn; it never fails the job."""

@@ -1,0 +1,63 @@
+"""What the agent and the report know about a pull request, independent of any client library."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Protocol
+
+
+@dataclass(frozen=True)
+class ChangedFile:
+    path: str
+    status: str  # added | removed | modified | renamed | copied | changed | unchanged
+    additions: int
+    deletions: int
+    patch: str | None  # None when GitHub gives no patch (binary or too large)
+    previous_path: str | None = None
+
+
+@dataclass(frozen=True)
+class PullRequestInfo:
+    number: int
+    title: str
+    body: str
+    author: str
+    html_url: str
+    head_sha: str
+    head_ref: str
+    base_ref: str
+    draft: bool = False
+
+
+class PullRequestReader(Protocol):
+    """Read access to one pull request, as the agent's tools need it."""
+
+    def info(self) -> PullRequestInfo: ...
+
+    def changed_files(self) -> list[ChangedFile]: ...
+
+    def file_content(self, path: str) -> str | None:
+        """The file's text at the head commit; None if it does not exist there or is binary."""
+        ...
+
+
+@dataclass(frozen=True)
+class PostedComment:
+    url: str
+    created: bool  # False when an earlier comment of this agent was updated
+
+
+class CommentPermissionError(Exception):
+    """The token may not comment (a fork PR's read-only token); the review goes to the summary."""
+
+
+class PullRequestCommenter(Protocol):
+    """Posts the one sticky comment of an agent on a pull request."""
+
+    def upsert_sticky_comment(self, pr_number: int, marker: str, body: str) -> PostedComment:
+        """Update the comment containing ``marker``, or create it; CommentPermissionError on 403."""
+        ...
+
+    def find_sticky_comment(self, pr_number: int, marker: str) -> str | None:
+        """The body of the comment containing ``marker``, if there is one."""
+        ...

@@ -1,0 +1,215 @@
+"""``INPUT_*`` environment variables → one frozen, typed ``Settings``.
+
+Parsing is strict and happens once, before any network call: a bad value raises ``InputError``
+naming the input, the value and what is accepted.
+"""
+
+from __future__ import annotations
+
+import enum
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import PurePosixPath
+from typing import TypeVar
+
+from memory_action.errors import InputError
+
+
+class Secret:
+    """A value that must never be printed: ``repr`` and ``str`` hide it."""
+
+    __slots__ = ("_value",)
+
+    def __init__(self, value: str) -> None:
+        self._value = value
+
+    def reveal(self) -> str:
+        return self._value
+
+    def __bool__(self) -> bool:
+        return bool(self._value)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Secret) and other._value == self._value
+
+    def __hash__(self) -> int:
+        return hash(self._value)
+
+    def __repr__(self) -> str:
+        return "Secret('***')" if self._value else "Secret('')"
+
+    __str__ = __repr__
+
+
+class ScopeKind(enum.StrEnum):
+    PR = "pr"
+    BRANCH = "branch"
+    REPO = "repo"
+
+
+class Mode(enum.StrEnum):
+    AUTO = "auto"
+    REVIEW = "review"
+    MAINTENANCE = "maintenance"
+
+
+T = TypeVar("T")
+EnumT = TypeVar("EnumT", bound=enum.StrEnum)
+
+PROVIDERS = ("github", "openai", "anthropic")
+
+
+@dataclass(frozen=True)
+class ModelSpec:
+    """``provider:model``; ``github`` is GitHub Models through its OpenAI-compatible endpoint."""
+
+    provider: str
+    name: str
+
+    def __str__(self) -> str:
+        return f"{self.provider}:{self.name}"
+
+
+DEFAULT_MODEL = "github:openai/gpt-4.1-mini"
+
+
+@dataclass(frozen=True)
+class Settings:
+    enable_memory: bool = True
+    memory_scope: ScopeKind = ScopeKind.REPO
+    agent_name: str = "memory-agent"
+    memory_path: PurePosixPath = PurePosixPath(".agent-memory")
+    memory_sources: tuple[str, ...] = ("AGENTS.md",)
+    github_token: Secret = field(default_factory=lambda: Secret(""))
+    model: ModelSpec = ModelSpec("github", "openai/gpt-4.1-mini")
+    model_base_url: str = ""
+    model_api_key: Secret = field(default_factory=lambda: Secret(""))
+    prompt: str = ""
+    mode: Mode = Mode.AUTO
+    max_memory_kb: int = 16
+    timeout_minutes: int = 10
+    post_comment: bool = True
+
+    @property
+    def memory_file(self) -> PurePosixPath:
+        """The one writable memory file, relative to the workspace."""
+        return self.memory_path / "AGENTS.md"
+
+    @property
+    def max_memory_bytes(self) -> int:
+        return self.max_memory_kb * 1024
+
+
+AGENT_NAME = re.compile(r"[A-Za-z0-9._-]{1,64}")
+MAX_MEMORY_KB = (1, 1024)
+TIMEOUT_MINUTES = (1, 360)
+
+
+def _bad(name: str, value: str, accepted: str) -> InputError:
+    return InputError(f"Input '{name}' has the invalid value {value!r}; accepted: {accepted}.")
+
+
+def parse_bool(name: str, raw: str) -> bool:
+    value = raw.strip().lower()
+    if value in ("true", "false"):
+        return value == "true"
+    raise _bad(name, raw, "true or false")
+
+
+def parse_enum(name: str, raw: str, kind: type[EnumT]) -> EnumT:
+    value = raw.strip().lower()
+    for member in kind:
+        if member.value == value:
+            return member
+    raise _bad(name, raw, " | ".join(m.value for m in kind))
+
+
+def parse_int(name: str, raw: str, bounds: tuple[int, int]) -> int:
+    low, high = bounds
+    value = raw.strip()
+    if re.fullmatch(r"[0-9]+", value) and low <= int(value) <= high:
+        return int(value)
+    raise _bad(name, raw, f"a whole number from {low} to {high}")
+
+
+def parse_agent_name(raw: str) -> str:
+    value = raw.strip()
+    if AGENT_NAME.fullmatch(value):
+        return value
+    raise _bad("agent_name", raw, "1 to 64 of letters, digits, '.', '_' and '-'")
+
+
+def parse_workspace_path(name: str, raw: str) -> PurePosixPath:
+    """A path relative to the workspace that stays inside it."""
+    value = raw.strip()
+    path = PurePosixPath(value)
+    if not value or path.is_absolute() or ".." in path.parts or "\\" in value or path == PurePosixPath("."):
+        raise _bad(name, raw, "a relative path inside the workspace, without '..', e.g. .agent-memory")
+    return path
+
+
+def parse_sources(raw: str) -> tuple[str, ...]:
+    sources = tuple(line.strip() for line in raw.splitlines() if line.strip())
+    for source in sources:
+        parse_workspace_path("memory_sources", source)
+    return sources
+
+
+def parse_model(raw: str) -> ModelSpec:
+    value = raw.strip()
+    provider, sep, name = value.partition(":")
+    if sep and provider.lower() in PROVIDERS and name.strip():
+        return ModelSpec(provider.lower(), name.strip())
+    raise _bad(
+        "model",
+        raw,
+        "provider:model with provider github, openai or anthropic, e.g. " + DEFAULT_MODEL,
+    )
+
+
+def parse_base_url(raw: str) -> str:
+    value = raw.strip()
+    if not value or re.fullmatch(r"https?://[^\s/]+(/\S*)?", value):
+        return value.rstrip("/")
+    raise _bad("model_base_url", raw, "empty, or an http(s) URL such as http://localhost:8000/v1")
+
+
+def parse_settings(env: Mapping[str, str]) -> Settings:
+    """Parse every input (``INPUT_<NAME>``); a missing or empty input takes its default."""
+    defaults = Settings()
+
+    def get(name: str) -> str | None:
+        raw = env.get(f"INPUT_{name.upper()}")
+        return raw if raw is not None and raw.strip() else None
+
+    def pick(name: str, parse: Callable[[str], T], default: T) -> T:
+        raw = get(name)
+        return default if raw is None else parse(raw)
+
+    model = pick("model", parse_model, defaults.model)
+    base_url = pick("model_base_url", parse_base_url, "")
+    return Settings(
+        enable_memory=pick("enable_memory", lambda r: parse_bool("enable_memory", r), True),
+        memory_scope=pick(
+            "memory_scope", lambda r: parse_enum("memory_scope", r, ScopeKind), ScopeKind.REPO
+        ),
+        agent_name=pick("agent_name", parse_agent_name, defaults.agent_name),
+        memory_path=pick(
+            "memory_path", lambda r: parse_workspace_path("memory_path", r), defaults.memory_path
+        ),
+        memory_sources=pick("memory_sources", parse_sources, defaults.memory_sources),
+        github_token=Secret((get("github_token") or "").strip()),
+        model=model,
+        model_base_url=base_url,
+        model_api_key=Secret((get("model_api_key") or "").strip()),
+        prompt=(get("prompt") or "").strip(),
+        mode=pick("mode", lambda r: parse_enum("mode", r, Mode), Mode.AUTO),
+        max_memory_kb=pick(
+            "max_memory_kb", lambda r: parse_int("max_memory_kb", r, MAX_MEMORY_KB), 16
+        ),
+        timeout_minutes=pick(
+            "timeout_minutes", lambda r: parse_int("timeout_minutes", r, TIMEOUT_MINUTES), 10
+        ),
+        post_comment=pick("post_comment", lambda r: parse_bool("post_comment", r), True),
+    )

@@ -1,0 +1,1 @@
+"""Where memory lives between runs: the Actions cache, or a local directory."""

@@ -1,0 +1,63 @@
+"""The memory store protocol every store implements, and its result objects.
+
+A store keeps immutable entries under string keys, with the Actions cache's semantics:
+``save`` never overwrites an existing key, ``restore`` tries the primary key exactly, then as a
+prefix, then each restore key exactly and as a prefix, returning the newest entry of the first
+step that matches. A miss is a result, not an exception; trouble is reported in ``warning``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Protocol
+
+
+@dataclass(frozen=True)
+class RestoreKeys:
+    """The primary key, then up to nine restore keys (prefixes), in the order to try them."""
+
+    primary: str
+    restore: tuple[str, ...] = ()
+
+    def all(self) -> tuple[str, ...]:
+        return (self.primary, *self.restore)
+
+
+@dataclass(frozen=True)
+class RestoreResult:
+    hit: bool
+    matched_key: str | None = None
+    warning: str | None = None  # why a restore that could have hit did not (cache trouble)
+
+    @classmethod
+    def miss(cls, warning: str | None = None) -> RestoreResult:
+        return cls(hit=False, warning=warning)
+
+
+@dataclass(frozen=True)
+class SaveResult:
+    saved: bool
+    key: str
+    reason: str = ""  # why it was not saved, or a note such as "already existed"
+    size_bytes: int | None = None
+
+
+class MemoryStore(Protocol):
+    """Restores and saves one memory folder under scoped keys."""
+
+    @property
+    def name(self) -> str:
+        """A short description for logs, e.g. 'Actions cache (v2)' or 'local store at …'."""
+        ...
+
+    def restore(self, keys: RestoreKeys, folder: Path) -> RestoreResult:
+        """Fill ``folder`` (emptied first) with the matched entry; on a miss leave it empty.
+
+        Never leaves a half-restored folder: either the whole entry or nothing.
+        """
+        ...
+
+    def save(self, key: str, folder: Path) -> SaveResult:
+        """Save ``folder`` under ``key`` as a new immutable entry."""
+        ...
