@@ -1,0 +1,166 @@
+"""An OpenAI-compatible chat-completions server on 127.0.0.1 for tests.
+
+It records every request and answers each POST with the next scripted reply: a chat-completion
+JSON body, an ``ErrorReply`` (any status, OpenAI's error shape) or ``HANG`` (never answers until
+the stub closes). With no reply left it answers 500, so a test that under-scripts fails loudly.
+
+    with OpenAIStub([tool_call_reply("ping", {}), answer_reply("done")]) as stub:
+        ChatOpenAI(base_url=stub.url("/v1"), ...)
+        stub.requests[0].path == "/v1/chat/completions"
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+HANG_LIMIT_S = 30.0  # a hung reply gives up after this, even if the stub is never closed
+
+
+@dataclass(frozen=True)
+class ErrorReply:
+    status: int
+    message: str = "stub error"
+    code: str | None = None
+
+
+class _Hang:
+    def __repr__(self) -> str:
+        return "HANG"
+
+
+HANG = _Hang()
+Reply = dict[str, Any] | ErrorReply | _Hang
+
+
+@dataclass(frozen=True)
+class RecordedRequest:
+    method: str
+    path: str
+    headers: dict[str, str]  # names lower-cased
+    body: Any
+
+    def header(self, name: str) -> str | None:
+        return self.headers.get(name.lower())
+
+
+def answer_reply(text: str, *, model: str = "stub-model") -> dict[str, Any]:
+    """A final assistant message."""
+    return _completion({"role": "assistant", "content": text}, "stop", model)
+
+
+def tool_call_reply(
+    name: str, args: dict[str, Any], *, call_id: str = "call_1", model: str = "stub-model"
+) -> dict[str, Any]:
+    """An assistant turn calling one tool; ``arguments`` is a JSON string, as OpenAI sends it."""
+    call = {
+        "id": call_id,
+        "type": "function",
+        "function": {"name": name, "arguments": json.dumps(args)},
+    }
+    message = {"role": "assistant", "content": None, "tool_calls": [call]}
+    return _completion(message, "tool_calls", model)
+
+
+def _completion(message: dict[str, Any], finish: str, model: str) -> dict[str, Any]:
+    return {
+        "id": "chatcmpl-stub",
+        "object": "chat.completion",
+        "created": 1_700_000_000,
+        "model": model,
+        "choices": [{"index": 0, "message": message, "finish_reason": finish}],
+        "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15},
+    }
+
+
+@dataclass
+class _State:
+    replies: list[Reply]
+    requests: list[RecordedRequest] = field(default_factory=list)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+    closing: threading.Event = field(default_factory=threading.Event)
+
+    def record_and_pop(self, request: RecordedRequest) -> Reply | None:
+        with self.lock:
+            self.requests.append(request)
+            return self.replies.pop(0) if self.replies else None
+
+
+class OpenAIStub:
+    """A threaded stub server; use it as a context manager."""
+
+    def __init__(self, replies: Iterable[Reply] = ()) -> None:
+        self._state = _State(list(replies))
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), _handler_for(self._state))
+        self._server.daemon_threads = True
+        # A short poll interval: shutdown() waits up to one interval.
+        self._thread = threading.Thread(
+            target=self._server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True
+        )
+
+    def __enter__(self) -> OpenAIStub:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self._state.closing.set()  # release hung replies first
+        self._server.shutdown()
+        self._server.server_close()
+        self._thread.join(timeout=5)
+
+    @property
+    def base_url(self) -> str:
+        host, port = self._server.server_address[:2]
+        return f"http://{host!s}:{port}"
+
+    def url(self, path: str = "") -> str:
+        return self.base_url + path
+
+    @property
+    def requests(self) -> list[RecordedRequest]:
+        with self._state.lock:
+            return list(self._state.requests)
+
+    def add_replies(self, *replies: Reply) -> None:
+        with self._state.lock:
+            self._state.replies.extend(replies)
+
+
+def _handler_for(state: _State) -> type[BaseHTTPRequestHandler]:
+    class Handler(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            length = int(self.headers.get("Content-Length") or 0)
+            raw = self.rfile.read(length) if length else b""
+            headers = {k.lower(): v for k, v in self.headers.items()}
+            body = json.loads(raw) if raw else None
+            reply = state.record_and_pop(RecordedRequest("POST", self.path, headers, body))
+            self._answer(reply)
+
+        def _answer(self, reply: Reply | None) -> None:
+            if isinstance(reply, _Hang):
+                state.closing.wait(HANG_LIMIT_S)
+                return
+            if reply is None:
+                reply = ErrorReply(500, "stub: no scripted reply left")
+            if isinstance(reply, ErrorReply):
+                error = {"message": reply.message, "type": "stub_error", "code": reply.code}
+                self._send(reply.status, {"error": error})
+            else:
+                self._send(200, reply)
+
+        def _send(self, status: int, payload: dict[str, Any]) -> None:
+            data = json.dumps(payload).encode()
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+        def log_message(self, format: str, *args: Any) -> None:
+            """Keep test output quiet."""
+
+    return Handler
