@@ -72,6 +72,7 @@ class ModelSpec:
 
 
 DEFAULT_MODEL = "github:openai/gpt-4.1-mini"
+DEFAULT_MEMORY_PATH = PurePosixPath(".agent-memory")
 
 
 @dataclass(frozen=True)
@@ -79,7 +80,7 @@ class Settings:
     enable_memory: bool = True
     memory_scope: ScopeKind = ScopeKind.REPO
     agent_name: str = "memory-agent"
-    memory_path: PurePosixPath = PurePosixPath(".agent-memory")
+    memory_path: PurePosixPath = DEFAULT_MEMORY_PATH
     memory_sources: tuple[str, ...] = ("AGENTS.md",)
     github_token: Secret = field(default_factory=lambda: Secret(""))
     model: ModelSpec = ModelSpec("github", "openai/gpt-4.1-mini")
@@ -128,7 +129,8 @@ def parse_enum(name: str, raw: str, kind: type[EnumT]) -> EnumT:
 def parse_int(name: str, raw: str, bounds: tuple[int, int]) -> int:
     low, high = bounds
     value = raw.strip()
-    if re.fullmatch(r"[0-9]+", value) and low <= int(value) <= high:
+    # At most 9 digits: int() refuses strings over 4300 digits with a ValueError, not our error.
+    if re.fullmatch(r"[0-9]{1,9}", value) and low <= int(value) <= high:
         return int(value)
     raise _bad(name, raw, f"a whole number from {low} to {high}")
 
@@ -144,8 +146,11 @@ def parse_workspace_path(name: str, raw: str) -> PurePosixPath:
     """A path relative to the workspace that stays inside it."""
     value = raw.strip()
     path = PurePosixPath(value)
-    if not value or path.is_absolute() or ".." in path.parts or "\\" in value or path == PurePosixPath("."):
-        raise _bad(name, raw, "a relative path inside the workspace, without '..', e.g. .agent-memory")
+    outside = path.is_absolute() or ".." in path.parts or path == PurePosixPath(".")
+    if not value or outside or "\\" in value:
+        raise _bad(
+            name, raw, "a relative path inside the workspace, without '..', e.g. .agent-memory"
+        )
     return path
 
 

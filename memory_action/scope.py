@@ -1,0 +1,156 @@
+"""Settings + RunContext → ``MemoryScope``: which keys to restore, which key to save, and whether
+this run may write. A pure function with a table of tests; see the design's scope section.
+
+Key layout (``/`` separates parts; user-given parts are percent-encoded so they cannot contain
+``/`` or ``,``, and every prefix ends in ``/`` so ``pr-1/`` never matches ``pr-10/``)::
+
+    memory-agent/v1/<agent>/repo/committed/<run_id>-<attempt>
+    memory-agent/v1/<agent>/repo/pr-<N>/<run_id>-<attempt>              a PR's overlay
+    memory-agent/v1/<agent>/branch/<branch>/committed/<run_id>-<attempt>
+    memory-agent/v1/<agent>/branch/<branch>/pr-<N>/<run_id>-<attempt>
+    memory-agent/v1/<agent>/pr/<N>/committed/<run_id>-<attempt>
+
+The ``v1`` is the key format's version: a format change never reads old entries by accident.
+Restore never falls back across agents or scopes: every restore key starts with the agent's and
+the scope's own prefix.
+"""
+
+from __future__ import annotations
+
+import enum
+import hashlib
+from dataclasses import dataclass
+from urllib.parse import quote
+
+from memory_action.context import RunContext
+from memory_action.settings import ScopeKind, Settings
+from memory_action.store.base import RestoreKeys
+
+KEY_FORMAT = "memory-agent/v1"
+MAX_KEY_LENGTH = 512
+MAX_RESTORE_KEYS = 10
+MAX_ENCODED_PART = 120
+MAX_ENCODED_HEAD = 40  # the readable head kept before the hash of a part too long to keep
+
+
+class Layer(enum.StrEnum):
+    COMMITTED = "committed"  # the memory every run of the scope starts from
+    OVERLAY = "overlay"  # what one pull request's runs learned, on top of committed memory
+
+
+@dataclass(frozen=True)
+class MemoryScope:
+    kind: ScopeKind
+    description: str  # for people: "repository memory (default branch main)"
+    restore: RestoreKeys | None  # None: nothing this run can see
+    committed_prefix: str | None
+    overlay_prefix: str | None
+    save_key: str | None  # None: this run does not save (see write_note)
+    layer: Layer | None  # the layer save_key writes
+    may_write: bool
+    write_note: str  # why this run may not write ("" when it may)
+
+    def layer_of(self, key: str) -> Layer | None:
+        """Which layer a restored key belongs to."""
+        if self.overlay_prefix and key.startswith(self.overlay_prefix):
+            return Layer.OVERLAY
+        if self.committed_prefix and key.startswith(self.committed_prefix):
+            return Layer.COMMITTED
+        return None
+
+
+def _quote(value: str) -> str:
+    # surrogatepass: a ref read from the environment may carry undecodable bytes as surrogates.
+    return quote(value, safe="", errors="surrogatepass")
+
+
+def encode_part(value: str) -> str:
+    """Percent-encode a user-given key part; long ones keep a readable head and a hash.
+
+    The head is bounded by its *encoded* length: one non-ASCII character encodes to up to 12.
+    """
+    encoded = _quote(value)
+    if len(encoded) <= MAX_ENCODED_PART:
+        return encoded
+    digest = hashlib.sha256(value.encode("utf-8", errors="surrogatepass")).hexdigest()[:16]
+    head = ""
+    for char in value:
+        piece = _quote(char)
+        if len(head) + len(piece) > MAX_ENCODED_HEAD:
+            break
+        head += piece
+    return f"{head}~{digest}"
+
+
+def _base(settings: Settings) -> str:
+    return f"{KEY_FORMAT}/{settings.agent_name.lower()}"
+
+
+def _run_suffix(context: RunContext) -> str:
+    return f"{context.run_id}-{context.run_attempt}"
+
+
+def _scope_target(
+    settings: Settings, context: RunContext
+) -> tuple[str | None, str | None, str, str]:
+    """(committed prefix, overlay prefix, description, a reason the scope cannot be written)."""
+    base, pr = _base(settings), context.pull_request
+    overlay_part = f"pr-{pr.number}/" if pr is not None else None
+    if settings.memory_scope is ScopeKind.PR:
+        if pr is None:
+            return None, None, "pull request memory (not available: no pull request)", ""
+        return f"{base}/pr/{pr.number}/committed/", None, f"memory of pull request #{pr.number}", ""
+    if settings.memory_scope is ScopeKind.REPO:
+        committed = f"{base}/repo/committed/"
+        overlay = f"{base}/repo/{overlay_part}" if overlay_part else None
+        description = f"repository memory (default branch {context.default_branch})"
+        off_default = pr is None and not context.on_default_branch
+        reason = (
+            f"repository memory is written only by runs on {context.default_branch}"
+            if off_default
+            else ""
+        )
+        return committed, overlay, description, reason
+    branch = pr.base_ref if pr is not None and pr.base_ref else context.branch
+    if not branch:
+        branch = context.default_branch
+    prefix = f"{base}/branch/{encode_part(branch)}/"
+    overlay = f"{prefix}{overlay_part}" if overlay_part else None
+    return f"{prefix}committed/", overlay, f"memory of branch {branch}", ""
+
+
+def compute_scope(settings: Settings, context: RunContext) -> MemoryScope:
+    committed, overlay, description, scope_reason = _scope_target(settings, context)
+    prefixes = tuple(p for p in (overlay, committed) if p)
+    restore = RestoreKeys(prefixes[0], prefixes[1:]) if prefixes else None
+    layer = Layer.OVERLAY if overlay else Layer.COMMITTED
+    target = overlay or committed
+    note = scope_reason or context.write_note
+    if not settings.enable_memory:
+        note = "enable_memory is false"
+    elif target is None:
+        note = note or "this scope has no memory for this event"
+    may_write = not note and target is not None
+    save_key = f"{target}{_run_suffix(context)}" if may_write and target else None
+    _check_keys(restore, save_key)
+    return MemoryScope(
+        kind=settings.memory_scope,
+        description=description,
+        restore=restore if settings.enable_memory else None,
+        committed_prefix=committed,
+        overlay_prefix=overlay,
+        save_key=save_key,
+        layer=layer if save_key else None,
+        may_write=may_write,
+        write_note=note,
+    )
+
+
+def _check_keys(restore: RestoreKeys | None, save_key: str | None) -> None:
+    """The cache's key rules; a violation here is a bug in this module, not user input."""
+    keys = [*(restore.all() if restore else ()), *([save_key] if save_key else [])]
+    if restore is not None and len(restore.all()) > MAX_RESTORE_KEYS:
+        raise AssertionError(f"too many restore keys: {restore}")
+    for key in keys:
+        if len(key) > MAX_KEY_LENGTH or "," in key:
+            raise AssertionError(f"key breaks the cache's key rules: {key!r}")
