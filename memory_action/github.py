@@ -1,0 +1,266 @@
+"""The few GitHub REST calls memory-agent makes, through PyGithub.
+
+``GitHubClient`` reads a pull request (``PullRequestReader``) and keeps one sticky comment per
+agent (``PullRequestCommenter``). Every PyGithub error becomes one line: a ``GitHubError`` with
+the HTTP status and GitHub's message (never the token), or a ``CommentPermissionError`` when a
+comment may not be written (a fork pull request's read-only token).
+
+Which comment is ours: the workflow's ``GITHUB_TOKEN`` is an installation token, and
+``GET /user`` answers 403 for it, so the client cannot ask who it is. Instead a comment is ours
+when it contains the agent's marker and its author is a bot (``user.type == "Bot"``: the
+``github-actions[bot]`` of the workflow token, or a GitHub App's bot). A person quoting the marker
+never has their comment edited. With a personal access token the comments are written by a user:
+pass ``bot_login`` (that user's login) to match on the author's login instead.
+"""
+
+from __future__ import annotations
+
+import base64
+from collections.abc import Iterator
+from contextlib import contextmanager
+from functools import cached_property
+
+import requests
+from github import Auth, Github, GithubException, RateLimitExceededException
+from github.ContentFile import ContentFile
+from github.IssueComment import IssueComment
+from github.NamedUser import NamedUser
+from github.Organization import Organization
+from github.PullRequest import PullRequest
+from github.Repository import Repository
+from urllib3.util import Retry
+
+from memory_action import __version__
+from memory_action.errors import GitHubError
+from memory_action.pull_request import (
+    ChangedFile,
+    CommentPermissionError,
+    PostedComment,
+    PullRequestInfo,
+    PullRequestReader,
+)
+
+DEFAULT_API_URL = "https://api.github.com"
+MAX_FILE_BYTES = 2 * 1024 * 1024  # larger files are no use to a reviewing model
+_BINARY_SNIFF = 8_192  # a NUL byte in the first 8 KiB means binary, as git decides
+_PERMISSION_HINT = (
+    "a fork pull request's token is read-only; otherwise grant the workflow "
+    "`permissions: pull-requests: write`"
+)
+
+
+class GitHubClient:
+    """GitHub for one repository: pull requests to read, sticky comments to write.
+
+    Nothing is sent until the first call. ``retries`` applies to reads only (and to connection
+    failures): a retried POST could post the comment twice.
+    """
+
+    def __init__(
+        self,
+        token: str,
+        api_url: str,
+        repo: str,
+        *,
+        retries: int = 2,
+        timeout_seconds: int = 30,
+        bot_login: str | None = None,
+        max_file_bytes: int = MAX_FILE_BYTES,
+    ) -> None:
+        self._token = token
+        self._api_url = api_url.rstrip("/") or DEFAULT_API_URL
+        self._repo_name = repo
+        self._retries = retries
+        self._timeout = timeout_seconds
+        self._bot_login = bot_login
+        self.max_file_bytes = max_file_bytes
+
+    @cached_property
+    def repository(self) -> Repository:
+        """The PyGithub repository, built on first use (building it sends nothing)."""
+        client = Github(
+            auth=Auth.Token(self._token),
+            base_url=self._api_url,
+            timeout=self._timeout,
+            user_agent=f"memory-agent/{__version__}",
+            per_page=100,
+            retry=_retry_policy(self._retries),
+            # A run makes a handful of requests: PyGithub's pauses between them only add latency.
+            seconds_between_requests=None,
+            seconds_between_writes=None,
+            lazy=True,  # objects are fetched when first read, so a comment needs no PR fetch
+        )
+        return client.get_repo(self._repo_name)
+
+    def pull_request(self, number: int) -> PullRequestReader:
+        return GitHubPullRequest(self, number)
+
+    def default_branch(self) -> str:
+        with self.api(f"reading repository {self._repo_name}"):
+            return self.repository.default_branch
+
+    # --- PullRequestCommenter -------------------------------------------------------------------
+
+    def find_sticky_comment(self, pr_number: int, marker: str) -> str | None:
+        comment = self._find_comment(pr_number, marker)
+        return comment.body if comment is not None else None
+
+    def upsert_sticky_comment(self, pr_number: int, marker: str, body: str) -> PostedComment:
+        if marker not in body:
+            raise ValueError("the comment body must contain the marker, or no run can find it")
+        # A token that may not even list the comments may not write one either.
+        existing = self._find_comment(pr_number, marker, write=True)
+        if existing is None:
+            with self.api(f"creating a comment on #{pr_number}", write=True):
+                created = self.repository.get_issue(pr_number).create_comment(body)
+                return PostedComment(url=created.html_url, created=True)
+        if existing.body != body:  # an unchanged review is not edited again
+            with self.api(f"updating comment {existing.id} on #{pr_number}", write=True):
+                existing.edit(body)
+        return PostedComment(url=existing.html_url, created=False)
+
+    def _find_comment(
+        self, pr_number: int, marker: str, *, write: bool = False
+    ) -> IssueComment | None:
+        """The oldest comment of ours that holds ``marker`` (issue comments, every page)."""
+        with self.api(f"listing comments of #{pr_number}", write=write):
+            for comment in self.repository.get_issue(pr_number).get_comments():
+                if marker in (comment.body or "") and self._is_ours(comment.user):
+                    return comment
+        return None
+
+    def _is_ours(self, author: NamedUser | Organization | None) -> bool:
+        if author is None:  # a deleted account
+            return False
+        if self._bot_login is not None:
+            return author.login == self._bot_login
+        return author.type == "Bot"
+
+    # --- errors ---------------------------------------------------------------------------------
+
+    @contextmanager
+    def api(self, action: str, *, write: bool = False) -> Iterator[None]:
+        """Turn PyGithub and transport errors raised inside into our one-line errors."""
+        try:
+            yield
+        except RateLimitExceededException as exc:
+            raise GitHubError(self._describe(action, exc)) from exc
+        except GithubException as exc:
+            if write and exc.status in (403, 404):
+                message = f"{self._describe(action, exc)} ({_PERMISSION_HINT})"
+                raise CommentPermissionError(message) from exc
+            raise GitHubError(self._describe(action, exc)) from exc
+        except requests.RequestException as exc:
+            raise GitHubError(self._redact(f"{action} failed: {exc}")) from exc
+
+    def _describe(self, action: str, exc: GithubException) -> str:
+        data = exc.data if isinstance(exc.data, dict) else {}
+        message = data.get("message") or exc.message or ""
+        return self._redact(f"{action} failed: HTTP {exc.status} {message}".strip())
+
+    def _redact(self, text: str) -> str:
+        text = " ".join(text.split())  # one line
+        return text.replace(self._token, "***") if self._token else text
+
+
+class GitHubPullRequest:
+    """``PullRequestReader`` for one pull request, through a ``GitHubClient``."""
+
+    def __init__(self, client: GitHubClient, number: int) -> None:
+        self._client = client
+        self._number = number
+        self._info: PullRequestInfo | None = None
+
+    @cached_property
+    def _pull(self) -> PullRequest:
+        return self._client.repository.get_pull(self._number)
+
+    def info(self) -> PullRequestInfo:
+        if self._info is None:
+            with self._client.api(f"reading pull request #{self._number}"):
+                self._info = _pull_request_info(self._pull)
+        return self._info
+
+    def changed_files(self) -> list[ChangedFile]:
+        """Every changed file (GitHub lists at most 3,000), every page."""
+        with self._client.api(f"listing the files of #{self._number}"):
+            return [
+                ChangedFile(
+                    path=f.filename,
+                    status=f.status,
+                    additions=f.additions,
+                    deletions=f.deletions,
+                    patch=f.patch or None,
+                    previous_path=f.previous_filename or None,
+                )
+                for f in self._pull.get_files()
+            ]
+
+    def file_content(self, path: str) -> str | None:
+        """The file's text at the head commit.
+
+        None when it does not exist there, is not a regular file (a directory, symlink or
+        submodule), is binary, or is larger than the client's ``max_file_bytes``.
+        """
+        head_sha = self.info().head_sha
+        with self._client.api(f"reading {path} at {head_sha[:7]}"):
+            data = self._file_bytes(path, head_sha)
+        return _decode_text(data) if data is not None else None
+
+    def _file_bytes(self, path: str, ref: str) -> bytes | None:
+        try:
+            found = self._client.repository.get_contents(path, ref=ref)
+        except GithubException as exc:
+            if exc.status == 404:
+                return None
+            raise
+        if isinstance(found, list) or found.type != "file":
+            return None
+        if found.size > self._client.max_file_bytes:
+            return None
+        return _content_bytes(self._client.repository, found)
+
+
+def _pull_request_info(pull: PullRequest) -> PullRequestInfo:
+    return PullRequestInfo(
+        number=pull.number,
+        title=pull.title,
+        body=pull.body or "",
+        author=pull.user.login if pull.user is not None else "ghost",
+        html_url=pull.html_url,
+        head_sha=pull.head.sha,
+        head_ref=pull.head.ref,
+        base_ref=pull.base.ref,
+        draft=bool(pull.draft),
+    )
+
+
+def _content_bytes(repo: Repository, found: ContentFile) -> bytes:
+    """The file's bytes; over 1 MB the contents API sends none, so they come from the blob."""
+    if found.encoding == "base64":
+        return found.decoded_content
+    blob = repo.get_git_blob(found.sha)
+    if blob.encoding == "base64":
+        return base64.b64decode(blob.content)
+    return blob.content.encode("utf-8")
+
+
+def _decode_text(data: bytes) -> str | None:
+    if b"\x00" in data[:_BINARY_SNIFF]:
+        return None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+
+
+def _retry_policy(retries: int) -> Retry | None:
+    if retries <= 0:
+        return None
+    return Retry(
+        total=retries,
+        backoff_factor=0.5,
+        status_forcelist=(500, 502, 503, 504),
+        allowed_methods=frozenset({"GET"}),  # a retried POST could post the comment twice
+        raise_on_status=False,  # the last answer reaches PyGithub, which reports its status
+    )

@@ -1,0 +1,384 @@
+"""The sticky pull request comment and the job summary, rendered from plain data (no I/O).
+
+What the model wrote is untrusted Markdown. ``safe_markdown`` makes it harmless to post:
+
+- ``@user`` and ``@org/team`` outside code become inline code: GitHub notifies everyone mentioned
+  in a comment, and a bot should not ping people (``@pytest.fixture`` would ping user "pytest").
+  Code spans and fenced blocks are left alone: GitHub does not notify from code.
+- Raw HTML outside code is escaped (``&lt;``): an unclosed ``<details>``, ``<!--`` or ``<b>``
+  would hide or restyle everything after it, the memory section included. A code fence left
+  open is closed (in its list item or quote, if it opened there).
+- Inside code, what would still act if GitHub read that code as prose (``<details>``,
+  ``<summary>``, HTML blocks at a line start) gets a zero-width space after ``<``: this module's
+  reading of the Markdown is close to GitHub's, not identical, and must fail safe.
+- ``<!-- memory-agent:`` is broken everywhere (also in the memory diff), so no text we post can
+  carry a marker: the sticky comment of one agent cannot be spoofed by another's text.
+
+Both documents have a size limit; when over it, the memory diff is cut first, then the review,
+each with a visible note. The marker, header and footer are never cut.
+"""
+
+from __future__ import annotations
+
+import re
+import string
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from functools import cache
+from importlib import resources
+
+COMMENT_LIMIT = 65_536  # GitHub refuses a longer comment body
+# GitHub refuses a step summary over 1 MiB; leave room for the error lines main() may append.
+SUMMARY_LIMIT = 1_000_000
+AGENT_NAME = re.compile(r"[A-Za-z0-9._-]{1,64}")
+MARKER_PREFIX = "<!-- memory-agent:"
+COMMENT_TRUNCATED = "… truncated (see the job summary)"
+SUMMARY_TRUNCATED = "… truncated (the job summary has a size limit)"
+_NOTE_LIMIT = 1_000  # our own notes are one line; an error message pasted in must not crowd out
+
+
+@dataclass(frozen=True)
+class LoadedSource:
+    """One memory source that was injected into the prompt."""
+
+    path: str
+    size_bytes: int
+    writable: bool
+
+
+@dataclass(frozen=True)
+class SummaryInput:
+    """Everything the job summary reports about one run."""
+
+    agent_name: str
+    event: str
+    scope_description: str
+    loaded: Sequence[LoadedSource]
+    restore_hit: bool
+    matched_key: str | None
+    restore_warning: str | None
+    memory_diff: str
+    save_note: str
+    review_markdown: str
+    approx_tokens: int
+
+
+def comment_marker(agent_name: str) -> str:
+    """The hidden marker that identifies an agent's sticky comment.
+
+    The closing `` -->`` delimits the name, so the marker of agent "a" is not part of agent "ab"'s.
+    """
+    if not AGENT_NAME.fullmatch(agent_name):
+        raise ValueError(f"agent name {agent_name!r} must match {AGENT_NAME.pattern}")
+    return f"{MARKER_PREFIX}sticky agent={agent_name} -->"
+
+
+# --- the comment --------------------------------------------------------------------------------
+
+
+def render_comment(
+    *,
+    agent_name: str,
+    review_markdown: str,
+    memory_diff: str,
+    memory_note: str,
+    run_url: str | None,
+) -> str:
+    """The sticky comment body: marker, header, review, memory changes, footer (≤ 65,536 chars)."""
+    fields = {
+        "marker": comment_marker(agent_name),
+        "agent_name": agent_name,
+        "footer": _footer(run_url),
+    }
+    note = _safe_line(memory_note)
+
+    def build(review: str, diff: str) -> str:
+        memory = _memory_section(note, diff)
+        return _template("comment.md", **fields, review=review, memory=memory)
+
+    review = safe_markdown(review_markdown) or "_The agent wrote no review._"
+    diff = break_markers(memory_diff.strip("\n"))
+    return _fit(build, review, diff, _Budget(COMMENT_LIMIT, _utf16_len, COMMENT_TRUNCATED))
+
+
+def _memory_section(note: str, diff: str) -> str:
+    if not diff:
+        return f"**Memory:** {note or 'No memory changes.'}"
+    details = (
+        "<details><summary>Memory changes in this run</summary>\n\n"
+        f"{_fenced(diff, 'diff')}\n\n</details>"
+    )
+    return f"**Memory:** {note}\n\n{details}" if note else details
+
+
+def _footer(run_url: str | None) -> str:
+    text = "memory-agent updates this comment on every run"
+    if run_url and re.fullmatch(r"https?://[^\s()<>\[\]]+", run_url):
+        return f"{text} · [workflow run]({run_url})"
+    return text
+
+
+# --- the job summary ----------------------------------------------------------------------------
+
+
+def render_summary(summary: SummaryInput) -> str:
+    """Markdown for ``$GITHUB_STEP_SUMMARY`` (under GitHub's 1 MiB limit)."""
+    fields = {
+        "agent_name": summary.agent_name,
+        "event": _code(summary.event),
+        "scope": _safe_line(summary.scope_description),
+        "restored": _restored(summary),
+        "tokens": f"about {summary.approx_tokens:,} tokens" if summary.approx_tokens else "none",
+        "warning": _warning(summary.restore_warning),
+        "sources": _sources_table(summary.loaded),
+        "save_note": _safe_line(summary.save_note) or "Nothing to save.",
+    }
+
+    def build(review: str, diff: str) -> str:
+        diff_text = _fenced(diff, "diff") if diff else "No memory changes."
+        return _template("summary.md", **fields, review=review, diff=diff_text)
+
+    review = safe_markdown(summary.review_markdown) or "_The agent wrote no review._"
+    diff = summary.memory_diff.strip("\n")
+    return _fit(build, review, diff, _Budget(SUMMARY_LIMIT, _utf8_len, SUMMARY_TRUNCATED))
+
+
+def _restored(summary: SummaryInput) -> str:
+    if summary.restore_hit and summary.matched_key:
+        return f"hit, {_code(summary.matched_key)}"
+    return "hit" if summary.restore_hit else "miss"
+
+
+def _warning(warning: str | None) -> str:
+    return f"\n> **Warning:** {_safe_line(warning)}\n" if warning else ""
+
+
+def _sources_table(loaded: Sequence[LoadedSource]) -> str:
+    if not loaded:
+        return "No memory loaded."
+    rows = [
+        f"| {_cell(_code(s.path))} | {_human_size(s.size_bytes)} | "
+        f"{'writable' if s.writable else 'read-only'} |"
+        for s in loaded
+    ]
+    return "\n".join(["| Source | Size | Access |", "|---|---:|---|", *rows])
+
+
+def _human_size(size: int) -> str:
+    if size < 1024:
+        return f"{size} B"
+    if size < 1024 * 1024:
+        return f"{size / 1024:.1f} KiB"
+    return f"{size / (1024 * 1024):.1f} MiB"
+
+
+# --- making untrusted Markdown safe -------------------------------------------------------------
+
+# A fence line, also inside list items and block quotes (the prefix before the run).
+_FENCE = re.compile(r"((?:[ \t]*(?:>|(?:[-+*]|\d{1,9}[.)])(?=[ \t])))*[ \t]*)(`{3,}|~{3,})(.*)")
+_LIST_MARKER = re.compile(r"[-+*]|\d{1,9}[.)]")
+# An inline code span: not escaped, not across a blank line (a span never crosses paragraphs).
+_CODE_SPAN = re.compile(r"(?<![`\\])(`+)(?!`)(?:[^\n]|\n(?![ \t]*\n))*?(?<!`)\1(?!`)")
+# Prose: any raw HTML (a tag, comment, declaration, processing instruction); not an autolink.
+_TAG_START = re.compile(r"<(?=[A-Za-z/!?])(?![A-Za-z][A-Za-z0-9+.-]{1,31}:[^\s<>]*>)")
+# Code: the HTML that would still act if GitHub read this "code" as prose.
+_DETAILS_TAG = re.compile(r"<(?=/?(?:details|summary)\b)", re.I)
+_HTML_BLOCK_START = re.compile(
+    r"^([ \t>*+\-.)\d]*)<(?=[!?]|(?:pre|script|style|textarea)\b)", re.I | re.M
+)
+# A GitHub mention with its dotted tail (``@pytest.fixture``); not an e-mail, not escaped.
+_MENTION = re.compile(r"(?<![\w`/\\])@[A-Za-z0-9][A-Za-z0-9-]*(?:[./][A-Za-z0-9_][\w-]*)*")
+_MARKER_START = re.compile(r"<!--(?=\s*memory-agent:)", re.I)
+_ZWSP = "\u200b"
+
+
+def safe_markdown(text: str) -> str:
+    """Model-written Markdown made safe to post (see the module docstring)."""
+    chunks, _ = _split_fences(text.strip())
+    safe = "".join(_escape_code(c) if is_code else _safe_prose(c) for is_code, c in chunks)
+    return _close_fence(safe)
+
+
+def break_markers(text: str) -> str:
+    """Break every ``<!-- memory-agent:`` with a zero-width space, so it is no marker any more."""
+    return _MARKER_START.sub(f"<!-{_ZWSP}-", text)
+
+
+def _safe_prose(text: str) -> str:
+    pieces: list[str] = []
+    last = 0
+    for span in _CODE_SPAN.finditer(text):
+        pieces += [_escape_prose(text[last : span.start()]), _escape_code(span.group(0))]
+        last = span.end()
+    pieces.append(_escape_prose(text[last:]))
+    return "".join(pieces)
+
+
+def _escape_prose(text: str) -> str:
+    text = _TAG_START.sub("&lt;", text)
+    return _MENTION.sub(lambda m: f"`{m.group(0)}`", text)
+
+
+def _escape_code(text: str) -> str:
+    """Code as written, but with what could act as HTML if GitHub parsed it as prose broken.
+
+    A zero-width space after ``<`` is invisible in code, and makes it no tag: so a code block
+    this module reads differently from GitHub still cannot hide or wrap the memory section.
+    """
+    text = _DETAILS_TAG.sub(f"<{_ZWSP}", text)
+    text = _HTML_BLOCK_START.sub(rf"\1<{_ZWSP}", text)
+    return break_markers(text)
+
+
+def _split_fences(text: str) -> tuple[list[tuple[bool, str]], str | None]:
+    """Split into (is_code, chunk) by fenced code blocks; also the closer of a fence left open."""
+    chunks: list[tuple[bool, str]] = []
+    current: list[str] = []
+    closer: str | None = None
+    for line in text.splitlines(keepends=True):
+        match = _FENCE.fullmatch(line.rstrip("\r\n"))
+        if closer is None and match and _opens(match):
+            chunks.append((False, "".join(current)))
+            current = [line]
+            closer = _closer_for(match)
+        elif closer is not None and match and _closes(match, closer):
+            chunks.append((True, "".join([*current, line])))
+            current = []
+            closer = None
+        else:
+            current.append(line)
+    chunks.append((closer is not None, "".join(current)))
+    return [c for c in chunks if c[1]], closer
+
+
+def _opens(match: re.Match[str]) -> bool:
+    _, run, info = match.groups()
+    return not (run[0] == "`" and "`" in info)  # a backtick in the info string: a code span
+
+
+def _closes(match: re.Match[str], closer: str) -> bool:
+    _, run, info = match.groups()
+    fence = closer.lstrip(" \t>")
+    return run[0] == fence[0] and len(run) >= len(fence) and not info.strip()
+
+
+def _closer_for(match: re.Match[str]) -> str:
+    """The opener's container prefix (list markers as spaces) and fence: closes it in place."""
+    prefix, run, _ = match.groups()
+    return _LIST_MARKER.sub(lambda m: " " * len(m.group(0)), prefix) + run
+
+
+def _close_fence(text: str) -> str:
+    _, closer = _split_fences(text)
+    return f"{text}\n{closer}" if closer else text
+
+
+def _fenced(text: str, info: str) -> str:
+    """A fenced block that no line of ``text`` can close: the fence outruns every backtick run."""
+    runs = [len(r) for r in re.findall(r"`+", text)]
+    fence = "`" * max(3, max(runs, default=0) + 1)
+    return f"{fence}{info}\n{text}\n{fence}"
+
+
+def _safe_line(text: str) -> str:
+    return _safe_prose(_one_line(text)[:_NOTE_LIMIT])
+
+
+def _one_line(text: str | None) -> str:
+    return " ".join((text or "").split())
+
+
+def _code(text: str) -> str:
+    """Inline code that holds any text (backticks included)."""
+    text = _one_line(text)
+    ticks = "`" * (max((len(r) for r in re.findall(r"`+", text)), default=0) + 1)
+    pad = " " if text.startswith("`") or text.endswith("`") else ""
+    return f"{ticks}{pad}{text}{pad}{ticks}"
+
+
+def _cell(text: str) -> str:
+    return text.replace("|", "\\|")
+
+
+# --- size limits --------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _Budget:
+    limit: int
+    size: Callable[[str], int]  # additive over concatenation
+    note: str
+
+
+def _utf16_len(text: str) -> int:
+    # At least the number of characters: within this, a body fits whichever way GitHub counts.
+    return len(text.encode("utf-16-le")) // 2
+
+
+def _utf8_len(text: str) -> int:
+    return len(text.encode("utf-8"))
+
+
+def _fit(build: Callable[[str, str], str], review: str, diff: str, budget: _Budget) -> str:
+    """``build(review, diff)`` within the limit: cut the diff first, then the review.
+
+    Both are inserted verbatim, so everything else is a fixed overhead, and a cut that removes
+    the excess makes the document fit (a shorter diff can only shorten its fence).
+    """
+    text = build(review, diff)
+    excess = budget.size(text) - budget.limit
+    if excess > 0 and diff:
+        diff = _cut_diff(diff, budget.size(diff) - excess, budget)
+        text = build(review, diff)
+        excess = budget.size(text) - budget.limit
+    if excess > 0:
+        review = _cut_review(review, budget.size(review) - excess, budget)
+        text = build(review, diff)
+    return text
+
+
+def _cut_diff(diff: str, room: int, budget: _Budget) -> str:
+    head = _prefix_at_boundary(diff, room - budget.size(budget.note) - 1, budget.size)
+    head = head.rstrip("\n")
+    return f"{head}\n{budget.note}" if head.strip() else budget.note
+
+
+def _cut_review(review: str, room: int, budget: _Budget) -> str:
+    suffix = f"\n\n_{budget.note}_"
+    room -= budget.size(suffix)
+    head_room = room
+    while head_room > 0:
+        head = _close_fence(_prefix_at_boundary(review, head_room, budget.size).rstrip())
+        overflow = budget.size(head) - room  # closing a fence the cut left open takes room
+        if overflow <= 0:
+            return f"{head}{suffix}" if head else suffix.strip()
+        head_room -= overflow
+    return suffix.strip()
+
+
+def _prefix_at_boundary(text: str, room: int, size: Callable[[str], int]) -> str:
+    """The longest prefix within ``room``, ending at a line break (else a space) when reasonable.
+
+    Cutting at a boundary never splits a ``@mention`` we wrapped in backticks.
+    """
+    if room <= 0:
+        return ""
+    head = text[:room]
+    while size(head) > room:  # each character counts at least 1, so this ends quickly
+        head = head[: len(head) - (size(head) - room)]
+    if len(head) == len(text):
+        return head
+    for boundary in ("\n", " "):
+        cut = head.rfind(boundary)
+        if cut > len(head) // 2:
+            return head[:cut]
+    return head
+
+
+@cache
+def _load_template(name: str) -> string.Template:
+    return string.Template(resources.files("memory_action").joinpath("templates", name).read_text())
+
+
+def _template(name: str, **fields: str) -> str:
+    return _load_template(name).substitute(fields).rstrip("\n") + "\n"

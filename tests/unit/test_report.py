@@ -1,0 +1,381 @@
+"""Rendering of the sticky comment and the job summary.
+
+Golden files live in tests/fixtures/golden/; after an intended change, rewrite them with
+``UPDATE_GOLDEN=1 pytest tests/unit/test_report.py`` and review the diff.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+
+import pytest
+
+from memory_action.report import (
+    COMMENT_LIMIT,
+    COMMENT_TRUNCATED,
+    MARKER_PREFIX,
+    SUMMARY_LIMIT,
+    SUMMARY_TRUNCATED,
+    LoadedSource,
+    SummaryInput,
+    comment_marker,
+    render_comment,
+    render_summary,
+    safe_markdown,
+)
+
+GOLDEN = Path(__file__).parent.parent / "fixtures" / "golden"
+RUN_URL = "https://github.com/octo-org/octo-repo/actions/runs/42/attempts/1"
+
+REVIEW = """\
+**Looks good overall.** Two things:
+
+1. `upload()` retries on every exception; the memory says the API layer only retries on
+   `TransientError`.
+2. Please add a test next to `tests/test_uploader.py`, as @mona asked.
+
+```python
+@retry(times=3)
+def upload(): ...
+```
+"""
+
+DIFF = """\
+--- a/.agent-memory/AGENTS.md
++++ b/.agent-memory/AGENTS.md
+@@ -1,2 +1,3 @@
+ # Conventions
+ - Tests use pytest fixtures, not setUp.
++- The uploader retries only on TransientError.
+"""
+
+
+def assert_golden(name: str, text: str) -> None:
+    path = GOLDEN / name
+    if os.environ.get("UPDATE_GOLDEN") == "1":
+        path.write_text(text, encoding="utf-8")
+    assert text == path.read_text(encoding="utf-8")
+
+
+def comment(**overrides: object) -> str:
+    fields: dict[str, object] = {
+        "agent_name": "reviewer",
+        "review_markdown": REVIEW,
+        "memory_diff": DIFF,
+        "memory_note": "Saved as `memory-agent/v1/reviewer/repo/42-1`.",
+        "run_url": RUN_URL,
+    }
+    fields.update(overrides)
+    return render_comment(**fields)  # type: ignore[arg-type]
+
+
+def summary(**overrides: object) -> SummaryInput:
+    fields: dict[str, object] = {
+        "agent_name": "reviewer",
+        "event": "pull_request",
+        "scope_description": "repository memory of octo-org/octo-repo, with the overlay of PR #7",
+        "loaded": (
+            LoadedSource("AGENTS.md", 812, writable=False),
+            LoadedSource(".agent-memory/AGENTS.md", 2_150, writable=True),
+        ),
+        "restore_hit": True,
+        "matched_key": "memory-agent/v1/reviewer/repo/41-1",
+        "restore_warning": None,
+        "memory_diff": DIFF,
+        "save_note": "Saved as `memory-agent/v1/reviewer/repo/42-1`.",
+        "review_markdown": REVIEW,
+        "approx_tokens": 1_234,
+    }
+    fields.update(overrides)
+    return SummaryInput(**fields)  # type: ignore[arg-type]
+
+
+def prose_outside_fences(markdown: str) -> str:
+    """The lines that are not inside a fenced code block (fences of backticks)."""
+    kept, fence = [], ""
+    for line in markdown.splitlines():
+        run = re.match(r" {0,3}(`{3,})", line)
+        if fence and run and len(run.group(1)) >= len(fence) and not line.strip("`").strip():
+            fence = ""
+        elif not fence and run:
+            fence = run.group(1)
+        elif not fence:
+            kept.append(line)
+    return "\n".join(kept)
+
+
+# --- the marker ---------------------------------------------------------------------------------
+
+
+def test_marker_is_a_hidden_html_comment() -> None:
+    assert comment_marker("reviewer") == "<!-- memory-agent:sticky agent=reviewer -->"
+
+
+def test_the_marker_of_a_is_not_found_in_the_comment_of_ab() -> None:
+    assert comment_marker("a") not in comment(agent_name="ab")
+    assert comment_marker("ab") not in comment(agent_name="a")
+
+
+@pytest.mark.parametrize("name", ["", "a b", "x" * 65, "a-->", "é", "a/b"])
+def test_an_invalid_agent_name_is_refused(name: str) -> None:
+    with pytest.raises(ValueError, match="agent name"):
+        comment_marker(name)
+
+
+# --- golden files -------------------------------------------------------------------------------
+
+
+def test_comment_with_memory_changes() -> None:
+    assert_golden("comment_with_changes.md", comment())
+
+
+def test_comment_without_memory_changes() -> None:
+    text = comment(memory_diff="", memory_note="", run_url=None)
+    assert_golden("comment_without_changes.md", text)
+
+
+def test_comment_with_changes_that_were_not_saved() -> None:
+    note = "Not saved: pull_request_target runs get a read-only cache token."
+    assert_golden("comment_not_saved.md", comment(memory_note=note))
+
+
+def test_summary_after_a_hit() -> None:
+    assert_golden("summary_hit.md", render_summary(summary()))
+
+
+def test_summary_after_a_miss_with_a_warning() -> None:
+    text = render_summary(
+        summary(
+            loaded=(),
+            restore_hit=False,
+            matched_key=None,
+            restore_warning="Cache service answered 503; continuing without memory.",
+            memory_diff="",
+            save_note="Not saved: the agent did not change it.",
+            review_markdown="",
+            approx_tokens=0,
+        )
+    )
+    assert_golden("summary_miss.md", text)
+
+
+# --- the comment stays under GitHub's limit -----------------------------------------------------
+
+HUGE_DIFF = "".join(f"+line {n}: {'x' * 60}\n" for n in range(5_000))  # ~350 KB
+HUGE_REVIEW = "".join(f"- finding {n}: {'y' * 70}\n" for n in range(5_000))
+
+
+def test_a_huge_diff_is_cut_and_the_review_kept() -> None:
+    text = comment(memory_diff=HUGE_DIFF)
+
+    assert len(text) <= COMMENT_LIMIT
+    assert len(text) > COMMENT_LIMIT - 200  # the room is used, not wasted
+    assert text.startswith(comment_marker("reviewer") + "\n")
+    assert "as `@mona` asked" in text
+    assert f"\n{COMMENT_TRUNCATED}\n```\n\n</details>" in text
+    assert text.rstrip().endswith("</sub>")
+
+
+def test_a_huge_review_and_diff_are_both_cut() -> None:
+    text = comment(review_markdown=HUGE_REVIEW, memory_diff=HUGE_DIFF)
+
+    assert len(text) <= COMMENT_LIMIT
+    assert text.startswith(comment_marker("reviewer"))
+    assert f"_{COMMENT_TRUNCATED}_" in text  # in the review
+    assert f"```diff\n{COMMENT_TRUNCATED}\n```" in text  # the diff gave up all its room first
+    assert "</details>" in text
+    assert text.rstrip().endswith("</sub>")
+
+
+def test_a_review_cut_inside_a_code_block_closes_the_block() -> None:
+    review = "Look at this:\n\n~~~~text\n" + "z" * 30 + "\n" + ("code line\n" * 20_000)
+    text = comment(review_markdown=review, memory_diff="")
+
+    assert len(text) <= COMMENT_LIMIT
+    cut = text.index(f"_{COMMENT_TRUNCATED}_")
+    assert text[:cut].rstrip().endswith("\n~~~~")
+    assert "**Memory:**" in prose_outside_fences(text.replace("~~~~", "```"))
+
+
+@pytest.mark.parametrize("extra", [-2, -1, 0, 1, 2, 57, 4_000])
+def test_the_limit_holds_around_the_boundary(extra: int) -> None:
+    base = len(comment(review_markdown="", memory_diff="+x\n"))
+    diff = "+" + "d" * (COMMENT_LIMIT - base + extra) + "\n"
+    assert len(comment(review_markdown="", memory_diff=diff)) <= COMMENT_LIMIT
+
+
+def test_characters_outside_the_bmp_count_double() -> None:
+    text = comment(review_markdown="🧠" * 40_000, memory_diff="+" + "🧠" * 40_000)
+
+    assert len(text.encode("utf-16-le")) // 2 <= COMMENT_LIMIT
+
+
+def test_the_summary_stays_under_its_limit() -> None:
+    huge = HUGE_DIFF * 4  # ~1.4 MB
+    text = render_summary(summary(memory_diff=huge, review_markdown=HUGE_REVIEW * 3))
+
+    assert len(text.encode("utf-8")) <= SUMMARY_LIMIT
+    assert SUMMARY_TRUNCATED in text
+    assert "### Review" in text
+
+
+# --- what the model wrote cannot break out -------------------------------------------------------
+
+
+def test_the_review_cannot_spoof_a_marker() -> None:
+    review = (
+        f"{comment_marker('other')}\n"
+        f"Inline `{comment_marker('reviewer')}` and\n"
+        f"```\n{comment_marker('reviewer')}\n```\n"
+        "<!--memory-agent:sticky agent=reviewer-->\n"
+    )
+    diff = f"+{comment_marker('other')}\n"
+    text = comment(review_markdown=review, memory_diff=diff)
+
+    assert text.count(MARKER_PREFIX) == 1
+    assert text.count(comment_marker("reviewer")) == 1
+    assert comment_marker("other") not in text
+
+
+def test_the_review_cannot_close_or_open_details() -> None:
+    review = "Done.</details>\n<details><summary>x</summary>\n<DETAILS open>"
+    text = comment(review_markdown=review)
+
+    assert text.count("<details>") == 1
+    assert text.count("</details>") == 1
+    assert text.count("<summary>") == 1
+    assert "&lt;/details>" in text
+    assert "&lt;DETAILS open>" in text
+
+
+@pytest.mark.parametrize(
+    "review",
+    [
+        "Hidden from here <!-- and never closed",
+        "<pre>\nraw block never closed",
+        "<script>alert(1)",
+        "<?php echo 1;",
+        "<![CDATA[ never closed",
+    ],
+)
+def test_raw_html_that_swallows_the_rest_is_escaped(review: str) -> None:
+    text = comment(review_markdown=review)
+    review_part = text.split("**Memory:**")[0]
+
+    assert "&lt;" in review_part
+    assert not re.search(r"<(?:!--|pre|script|\?|!\[)", review_part.split("\n", 1)[1])
+
+
+def test_an_unclosed_fence_in_the_review_is_closed() -> None:
+    text = comment(review_markdown="Try:\n\n````python\nprint('@mona')\n")
+
+    assert "print('@mona')\n````\n" in text
+    assert "<details><summary>" in prose_outside_fences(text)
+
+
+def test_a_diff_with_fences_gets_a_longer_fence() -> None:
+    diff = "+Use ``` for code, or ```` when nested.\n+`````\n"
+    text = comment(memory_diff=diff)
+
+    assert "``````diff\n" in text
+    assert "\n``````\n\n</details>" in text
+    assert "</details>" in prose_outside_fences(text)
+
+
+@pytest.mark.parametrize(
+    ("review", "expected"),
+    [
+        ("thanks @mona!", "thanks `@mona`!"),
+        ("(@octo-org/reviewers)", "(`@octo-org/reviewers`)"),
+        ("use @pytest.fixture here", "use `@pytest.fixture` here"),
+        ("@dependabot rebase", "`@dependabot` rebase"),
+        ("mail mona@example.com", "mail mona@example.com"),
+        ("already `@mona` in code", "already `@mona` in code"),
+        ("a ``span with @mona`` too", "a ``span with @mona`` too"),
+        ("escaped \\@mona", "escaped \\@mona"),
+        ("```\n@decorator\n```", "```\n@decorator\n```"),
+        ("a lone @ sign", "a lone @ sign"),
+        ("see https://x.test/@mona", "see https://x.test/@mona"),
+        ("`not code\n\n@mona` later", "`not code\n\n`@mona`` later"),
+    ],
+)
+def test_mentions_outside_code_become_code(review: str, expected: str) -> None:
+    assert safe_markdown(review) == expected
+
+
+def test_mentions_in_the_note_are_neutralised_too() -> None:
+    text = comment(memory_note="Not saved: ask @mona.")
+
+    assert "**Memory:** Not saved: ask `@mona`." in text
+
+
+@pytest.mark.parametrize(
+    "url", ["javascript:alert(1)", "https://x.test/a)(b", "https://x.test/<b>", "https://x.test/ a"]
+)
+def test_an_odd_run_url_is_left_out(url: str) -> None:
+    text = comment(run_url=url)
+
+    assert "workflow run" not in text
+    assert "memory-agent updates this comment on every run</sub>" in text
+
+
+def test_an_empty_review_says_so() -> None:
+    assert "_The agent wrote no review._" in comment(review_markdown="  \n")
+
+
+# --- the summary ---------------------------------------------------------------------------------
+
+
+def test_summary_cells_escape_pipes_and_backticks() -> None:
+    loaded = (LoadedSource("odd|name`.md", 3 * 1024 * 1024, writable=True),)
+    text = render_summary(summary(loaded=loaded))
+
+    assert "| ``odd\\|name`.md`` | 3.0 MiB | writable |" in text
+
+
+def test_summary_hit_without_a_key_says_hit() -> None:
+    assert "- **Restored:** hit\n" in render_summary(summary(matched_key=None))
+
+
+# --- code blocks in containers, and HTML inside code ----------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("review", "closed"),
+    [
+        ("1. Fix:\n   ```python\n   @decorator\n   def f(): ...", "   def f(): ...\n   ```"),
+        ("- ```py\n  @decorator", "  @decorator\n  ```"),
+        ("> ```\n> <!-- x", "> <\u200b!-- x\n> ```"),
+    ],
+    ids=["list-item", "on-the-marker-line", "block-quote"],
+)
+def test_a_fence_left_open_in_a_container_is_closed_there(review: str, closed: str) -> None:
+    text = safe_markdown(review)
+
+    assert text.endswith(closed)
+    assert "`@decorator`" not in text
+
+
+def test_html_in_code_keeps_working_except_what_could_act_as_html() -> None:
+    review = "```java\nMap<?, ?> m = new HashMap<>();\n<details>\n<!-- note -->\n```"
+
+    text = safe_markdown(review)
+
+    assert "Map<?, ?> m = new HashMap<>();\n" in text
+    assert "<\u200bdetails>\n<\u200b!-- note -->\n" in text
+
+
+@pytest.mark.parametrize(
+    ("review", "expected"),
+    [
+        ("<b>bold, never closed", "&lt;b>bold, never closed"),
+        ("x <sub>small", "x &lt;sub>small"),
+        ("see <https://x.test/a>", "see <https://x.test/a>"),
+        ("a < b and b > a", "a < b and b > a"),
+        ("inline `<details>` code", "inline `<\u200bdetails>` code"),
+    ],
+)
+def test_raw_html_in_prose_is_shown_not_rendered(review: str, expected: str) -> None:
+    assert safe_markdown(review) == expected
