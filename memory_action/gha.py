@@ -72,8 +72,8 @@ class Workflow:
 
     def add_mask(self, value: str) -> None:
         """Mask a secret in the log; multi-line values are masked line by line."""
-        for part in {value, *value.splitlines()}:
-            part = part.strip()
+        for line in {value, *value.splitlines()}:
+            part = line.strip()
             if len(part) < 4 or part in self._masked:
                 continue
             self._masked.add(part)

@@ -1,0 +1,98 @@
+"""The composition root: builds the real clients and turns expected failures into exit codes.
+
+This is the only module that knows every concrete class, and the only place where an exception
+becomes an ``::error::`` line and an exit code (see ``memory_action.errors`` for the codes).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING
+
+from memory_action.context import RunContext, load_context, read_event
+from memory_action.errors import MemoryActionError, UnsupportedEvent
+from memory_action.gha import Workflow
+from memory_action.settings import Settings, parse_settings
+
+if TYPE_CHECKING:
+    from langchain_core.language_models import BaseChatModel
+
+    from memory_action.pipeline import Services
+
+
+def main(
+    env: Mapping[str, str] | None = None,
+    *,
+    build_model: Callable[[], BaseChatModel] | None = None,
+) -> int:
+    """Run the action from ``INPUT_*`` and ``GITHUB_*``; returns the process exit code.
+
+    ``build_model`` replaces the model the inputs name (tests pass a scripted model).
+    """
+    env = os.environ if env is None else env
+    workflow = Workflow(env)
+    try:
+        return _run_action(env, workflow, build_model)
+    except UnsupportedEvent as exc:
+        workflow.notice(f"memory-agent does not handle {exc}; nothing to do.")
+        return 0
+    except MemoryActionError as exc:
+        workflow.error(str(exc), title="memory-agent")
+        workflow.append_summary(f"### memory-agent failed\n\n{workflow.redact(str(exc))}\n")
+        return exc.exit_code
+
+
+def _run_action(
+    env: Mapping[str, str],
+    workflow: Workflow,
+    build_model: Callable[[], BaseChatModel] | None,
+) -> int:
+    settings = parse_settings(env)
+    mask_secrets(settings, workflow)
+    context = load_context(env, read_event(env.get("GITHUB_EVENT_PATH")))
+    from memory_action import pipeline  # noqa: PLC0415 - keep unhandled events fast
+
+    services = build_services(settings, context, env, workflow, build_model)
+    result = pipeline.run(settings, context, services)
+    for name, value in result.outputs().items():
+        workflow.set_output(name, value)
+    return 0
+
+
+def mask_secrets(settings: Settings, workflow: Workflow) -> None:
+    for secret in (settings.github_token, settings.model_api_key):
+        if secret:
+            workflow.add_mask(secret.reveal())
+
+
+def build_services(
+    settings: Settings,
+    context: RunContext,
+    env: Mapping[str, str],
+    workflow: Workflow,
+    build_model: Callable[[], BaseChatModel] | None = None,
+) -> Services:
+    from memory_action import pipeline  # noqa: PLC0415
+    from memory_action.github import GitHubClient  # noqa: PLC0415
+    from memory_action.store.factory import actions_store  # noqa: PLC0415
+
+    choice = actions_store(settings, env, workflow)
+    github = GitHubClient(settings.github_token.reveal(), context.api_url, context.repository)
+    return pipeline.Services(
+        workflow=workflow,
+        store=choice.store,
+        store_note=choice.note,
+        store_write_note=choice.write_note,
+        github=github,
+        model_factory=build_model or model_factory(settings, env),
+    )
+
+
+def model_factory(settings: Settings, env: Mapping[str, str]) -> Callable[[], BaseChatModel]:
+    def build() -> BaseChatModel:
+        from memory_action.agent.models import build_chat_model  # noqa: PLC0415
+
+        return build_chat_model(settings, settings.github_token, timeout_s=120.0, env=env)
+
+    return build

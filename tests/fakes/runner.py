@@ -1,0 +1,149 @@
+"""A runner-like environment for running the action's ``main()`` in-process.
+
+It lays out what the Actions runner gives a Docker action: ``INPUT_*`` for every input with its
+default (as the runner does), ``GITHUB_*``, an event file, ``GITHUB_OUTPUT`` and
+``GITHUB_STEP_SUMMARY`` files, and a workspace folder.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import re
+from collections.abc import Callable
+from contextlib import redirect_stderr, redirect_stdout
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from langchain_core.language_models import BaseChatModel
+
+from memory_action.main import main
+from tests.fakes.github_api import API_URL, HEAD_SHA, REPOSITORY
+
+TOKEN = "ghs_" + "W0rkf1ow" * 5
+ACTION_DEFAULTS = {
+    "enable_memory": "true",
+    "memory_scope": "repo",
+    "agent_name": "memory-agent",
+    "memory_path": ".agent-memory",
+    "memory_sources": "AGENTS.md",
+    "github_token": TOKEN,
+    "model": "github:openai/gpt-4.1-mini",
+    "model_base_url": "",
+    "model_api_key": "",
+    "prompt": "",
+    "mode": "auto",
+    "max_memory_kb": "16",
+    "timeout_minutes": "10",
+    "post_comment": "true",
+}
+
+
+def pull_request_event(
+    number: int = 7,
+    *,
+    fork: bool = False,
+    association: str = "MEMBER",
+    action: str = "opened",
+    base_ref: str = "main",
+) -> dict[str, Any]:
+    head_repo = "outside-dev/octo-repo" if fork else REPOSITORY
+    return {
+        "action": action,
+        "number": number,
+        "pull_request": {
+            "number": number,
+            "author_association": association,
+            "user": {"login": "outside-dev" if fork else "mona"},
+            "head": {"ref": "retry-fetcher", "sha": HEAD_SHA, "repo": {"full_name": head_repo}},
+            "base": {"ref": base_ref, "sha": "1" * 40, "repo": {"full_name": REPOSITORY}},
+        },
+        "repository": {"full_name": REPOSITORY, "default_branch": "main"},
+    }
+
+
+@dataclass
+class RunOutcome:
+    exit_code: int
+    stdout: str
+    stderr: str
+    outputs: dict[str, str]
+    summary: str
+
+
+@dataclass
+class ActionRunner:
+    root: Path
+    inputs: dict[str, str] = field(default_factory=dict)
+    extra_env: dict[str, str] = field(default_factory=dict)
+    run_id: int = 1000
+
+    @property
+    def workspace(self) -> Path:
+        return self.root / "workspace"
+
+    @property
+    def store_dir(self) -> Path:
+        return self.root / "store"
+
+    def env(self, event_name: str, event: dict[str, Any], ref: str) -> dict[str, str]:
+        self.run_id += 1
+        self.workspace.mkdir(parents=True, exist_ok=True)
+        run_dir = self.root / f"run-{self.run_id}"
+        run_dir.mkdir()
+        event_path = run_dir / "event.json"
+        event_path.write_text(json.dumps(event))
+        (run_dir / "output").touch()
+        (run_dir / "summary").touch()
+        inputs = {**ACTION_DEFAULTS, **self.inputs}
+        env = {f"INPUT_{name.upper()}": value for name, value in inputs.items()}
+        env.update(
+            GITHUB_ACTIONS="true",
+            GITHUB_EVENT_NAME=event_name,
+            GITHUB_EVENT_PATH=str(event_path),
+            GITHUB_REPOSITORY=REPOSITORY,
+            GITHUB_REF=ref,
+            GITHUB_SHA=HEAD_SHA,
+            GITHUB_RUN_ID=str(self.run_id),
+            GITHUB_RUN_ATTEMPT="1",
+            GITHUB_ACTOR="mona",
+            GITHUB_SERVER_URL="https://github.com",
+            GITHUB_API_URL=API_URL,
+            GITHUB_WORKSPACE=str(self.workspace),
+            GITHUB_OUTPUT=str(run_dir / "output"),
+            GITHUB_STEP_SUMMARY=str(run_dir / "summary"),
+            RUNNER_TEMP=str(run_dir),
+            MEMORY_AGENT_STORE_DIR=str(self.store_dir),
+            LANGSMITH_TRACING="false",
+        )
+        env.update(self.extra_env)
+        return env
+
+    def run(
+        self,
+        event_name: str,
+        event: dict[str, Any],
+        ref: str,
+        model: BaseChatModel | Callable[[], BaseChatModel] | None = None,
+    ) -> RunOutcome:
+        env = self.env(event_name, event, ref)
+        build = (lambda: model) if isinstance(model, BaseChatModel) else model
+        out, err = io.StringIO(), io.StringIO()
+        with redirect_stdout(out), redirect_stderr(err):
+            code = main(env, build_model=build)
+        return RunOutcome(
+            exit_code=code,
+            stdout=out.getvalue(),
+            stderr=err.getvalue(),
+            outputs=parse_outputs(Path(env["GITHUB_OUTPUT"]).read_text()),
+            summary=Path(env["GITHUB_STEP_SUMMARY"]).read_text(),
+        )
+
+
+def parse_outputs(text: str) -> dict[str, str]:
+    """Parse ``name<<DELIM`` heredocs as the runner does."""
+    outputs: dict[str, str] = {}
+    for match in re.finditer(r"^(\w+)<<(\S+)\n(.*?)\n\2$", text, re.DOTALL | re.MULTILINE):
+        outputs[match.group(1)] = match.group(3)
+    return outputs
