@@ -1,0 +1,115 @@
+"""The ``memory-agent`` command: the same pipeline from a terminal, with a local memory store.
+
+    memory-agent review --repo OWNER/NAME --pr N [--dry-run] [--store-dir DIR] [--model …]
+    memory-agent memory list|show|diff [--store-dir DIR] [--agent-name NAME]
+    memory-agent run        the action itself, from INPUT_* and GITHUB_* (what the image runs)
+
+Only ``argparse`` is imported up front, so ``--help`` answers at once.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Sequence
+
+from memory_action import __version__
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="memory-agent",
+        description="An LLM review agent with a memory that survives between runs.",
+    )
+    parser.add_argument("--version", action="version", version=f"memory-agent {__version__}")
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    _add_review(commands)
+    _add_memory(commands)
+    commands.add_parser(
+        "run",
+        help="run the action from INPUT_* and GITHUB_* variables (what the container runs)",
+        description="Run the GitHub Action itself, reading INPUT_* and GITHUB_* variables.",
+    )
+    return parser
+
+
+def _add_store_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--store-dir",
+        help="local memory store folder (default: $MEMORY_AGENT_STORE_DIR, else "
+        "$XDG_DATA_HOME/memory-agent/store, else ~/.local/share/memory-agent/store)",
+    )
+    parser.add_argument("--agent-name", default="memory-agent", help="agent whose memory to use")
+
+
+def _add_review(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    review = commands.add_parser(
+        "review",
+        help="review a pull request with the local memory store",
+        description="Review a pull request like the action does, with memory kept in a local "
+        "store. Reads the pull request with $GITHUB_TOKEN (or $GH_TOKEN).",
+    )
+    review.add_argument("--repo", required=True, help="OWNER/NAME of the repository")
+    review.add_argument("--pr", required=True, type=int, help="pull request number")
+    review.add_argument(
+        "--dry-run", action="store_true", help="print the review instead of posting the comment"
+    )
+    review.add_argument("--no-save", action="store_true", help="do not save memory changes")
+    review.add_argument("--model", help="provider:model (default github:openai/gpt-4.1-mini)")
+    review.add_argument("--model-base-url", help="base URL of an OpenAI-compatible server")
+    review.add_argument("--memory-scope", choices=("pr", "branch", "repo"), default="repo")
+    review.add_argument("--prompt", help="extra instructions for the agent")
+    review.add_argument(
+        "--sources-dir",
+        default=".",
+        help="folder holding the read-only memory sources (default: the current folder)",
+    )
+    review.add_argument("--memory-source", action="append", help="read-only source (repeatable)")
+    review.add_argument("--max-memory-kb", help="memory size budget in KiB (default 16)")
+    review.add_argument("--timeout-minutes", help="longest the agent may run (default 10)")
+    _add_store_options(review)
+
+
+def _add_memory(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    memory = commands.add_parser(
+        "memory",
+        help="look at the memory in the local store",
+        description="Look at the memory entries in the local store.",
+    )
+    actions = memory.add_subparsers(dest="memory_command", required=True, metavar="ACTION")
+    listing = actions.add_parser("list", help="list entries, newest first")
+    show = actions.add_parser("show", help="print the newest entry (or --key's)")
+    show.add_argument("--key", help="an exact key or a key prefix (newest match)")
+    diff = actions.add_parser("diff", help="diff the two newest entries (or --old/--new)")
+    diff.add_argument("--old", help="key or prefix of the older entry")
+    diff.add_argument("--new", help="key or prefix of the newer entry")
+    for parser in (listing, show, diff):
+        _add_store_options(parser)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    if args.command == "run":
+        from memory_action.main import main as run_action  # noqa: PLC0415
+
+        return run_action()
+    from memory_action.errors import MemoryActionError  # noqa: PLC0415
+    from memory_action.gha import Workflow  # noqa: PLC0415
+
+    workflow = Workflow()
+    try:
+        if args.command == "review":
+            from memory_action.local_run import review  # noqa: PLC0415
+
+            return review(args, os.environ, workflow)
+        from memory_action.local_memory import memory_command  # noqa: PLC0415
+
+        return memory_command(args, os.environ, sys.stdout)
+    except MemoryActionError as exc:
+        workflow.error(str(exc))
+        return exc.exit_code
+
+
+if __name__ == "__main__":
+    sys.exit(main())

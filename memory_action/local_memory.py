@@ -1,0 +1,77 @@
+"""``memory-agent memory list|show|diff``: read the local store for people."""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Mapping
+from pathlib import Path
+from typing import TextIO
+
+from memory_action.errors import InputError
+from memory_action.memory.diff import memory_diff
+from memory_action.scope import KEY_FORMAT
+from memory_action.settings import parse_agent_name
+from memory_action.store.local import LocalDirectoryStore, StoredEntry, default_store_dir
+
+
+def open_store(args: argparse.Namespace, env: Mapping[str, str]) -> LocalDirectoryStore:
+    root = Path(args.store_dir).expanduser() if args.store_dir else default_store_dir(env)
+    return LocalDirectoryStore(root)
+
+
+def memory_command(args: argparse.Namespace, env: Mapping[str, str], out: TextIO) -> int:
+    store = open_store(args, env)
+    agent_prefix = f"{KEY_FORMAT}/{parse_agent_name(args.agent_name).lower()}/"
+    if args.memory_command == "list":
+        return _list(store, agent_prefix, out)
+    if args.memory_command == "show":
+        return _show(store, _pick(store, args.key or agent_prefix, agent_prefix), out)
+    return _diff(store, args, agent_prefix, out)
+
+
+def _pick(store: LocalDirectoryStore, key_or_prefix: str, agent_prefix: str) -> StoredEntry:
+    """The newest entry whose key equals or starts with ``key_or_prefix``."""
+    entries = store.entries(key_or_prefix)
+    if not entries:
+        raise InputError(
+            f"No memory entry matches '{key_or_prefix}' in {store.name}; "
+            f"'memory-agent memory list' shows the keys under {agent_prefix}."
+        )
+    exact = [entry for entry in entries if entry.key == key_or_prefix]
+    return exact[0] if exact else entries[0]
+
+
+def _list(store: LocalDirectoryStore, prefix: str, out: TextIO) -> int:
+    entries = store.entries(prefix)
+    if not entries:
+        print(f"No memory entries under {prefix} in {store.name}.", file=out)
+        return 0
+    for entry in entries:
+        created = entry.created.isoformat(timespec="seconds")
+        print(f"{created}  {entry.size:>7} B  {entry.key}", file=out)
+    return 0
+
+
+def _show(store: LocalDirectoryStore, entry: StoredEntry, out: TextIO) -> int:
+    print(f"# {entry.key} ({entry.created.isoformat(timespec='seconds')})", file=out)
+    for path, text in sorted(store.read_entry(entry.key).items()):
+        print(f"\n## {path}\n", file=out)
+        print(text.rstrip("\n"), file=out)
+    return 0
+
+
+def _diff(store: LocalDirectoryStore, args: argparse.Namespace, prefix: str, out: TextIO) -> int:
+    if args.old or args.new:
+        if not (args.old and args.new):
+            raise InputError("memory diff needs both --old and --new, or neither.")
+        old, new = _pick(store, args.old, prefix), _pick(store, args.new, prefix)
+    else:
+        entries = store.entries(prefix)
+        if len(entries) < 2:
+            print(f"Fewer than two memory entries under {prefix}; nothing to diff.", file=out)
+            return 0
+        new, old = entries[0], entries[1]
+    diff = memory_diff(store.read_entry(old.key), store.read_entry(new.key), "")
+    print(f"--- {old.key}\n+++ {new.key}", file=out)
+    print(diff.rstrip("\n") if diff else "(no differences)", file=out)
+    return 0
