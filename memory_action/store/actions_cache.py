@@ -1,0 +1,295 @@
+"""The memory store on the GitHub Actions cache, compatible with ``@actions/cache`` 6.x.
+
+One store serves one memory folder, ``workspace/<relative folder>``. Its version is the one
+``actions/cache`` computes for ``path: <relative folder>``, so either side restores what the
+other saved. Cache trouble never raises: a restore becomes a miss with a warning, a save a
+``SaveResult`` with ``saved=False`` and the reason (``actions-cache-protocol.md`` §2.1 to 2.3).
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
+from types import TracebackType
+
+import httpx
+
+from memory_action.errors import CacheError
+from memory_action.gha import Workflow
+from memory_action.store.archive import (
+    ArchiveLimits,
+    Compression,
+    cache_version,
+    create_archive,
+    extract_archive,
+    fix_ownership,
+)
+from memory_action.store.base import RestoreKeys, RestoreResult, SaveResult
+from memory_action.store.cache_blob import BlobSizes, BlobTransfer
+from memory_action.store.cache_env import CacheConfig, CacheProtocol
+from memory_action.store.cache_http import HttpSession, Timeouts
+from memory_action.store.cache_protocol import (
+    AlreadyExistsError,
+    CacheBackend,
+    Hit,
+    RetryClock,
+    ServiceError,
+    SignatureRejectedError,
+    WriteDeniedError,
+)
+from memory_action.store.cache_twirp import TwirpCacheClient
+from memory_action.store.cache_v1 import CHUNK_SIZE, V1CacheClient
+
+MAX_KEY_LENGTH = 512
+MAX_KEYS = 10
+READ_ONLY_MESSAGE = (
+    "the cache token of this run is read-only (events such as issue_comment and "
+    "pull_request_target get a read-only cache since 2026-06-26); memory was not saved"
+)
+ARCHIVE_NAMES = {Compression.ZSTD_WITHOUT_LONG: "cache.tzst", Compression.GZIP: "cache.tgz"}
+
+
+@dataclass(frozen=True)
+class CacheSaveResult(SaveResult):
+    """A ``SaveResult`` that also says whether the run may not write to the cache at all."""
+
+    write_denied: bool = False  # read-only token or ACTIONS_CACHE_MODE: memory becomes a proposal
+
+
+@dataclass(frozen=True)
+class CacheTuning:
+    """Knobs tests turn: timeouts, the retry clock, blob and chunk sizes, archive limits."""
+
+    timeouts: Timeouts = field(default_factory=Timeouts)
+    clock: RetryClock = field(default_factory=RetryClock)
+    blob_sizes: BlobSizes = field(default_factory=BlobSizes)
+    v1_chunk_size: int = CHUNK_SIZE
+    limits: ArchiveLimits = field(default_factory=ArchiveLimits)
+
+
+@dataclass(frozen=True)
+class _Found:
+    hit: Hit
+    compression: Compression
+    version: str
+
+
+def key_problem(keys: Sequence[str]) -> str | None:
+    """Why ``@actions/cache`` would refuse these keys (primary first), or None."""
+    if len(keys) > MAX_KEYS:
+        return f"{len(keys)} keys given; the primary key plus restore keys are at most {MAX_KEYS}"
+    for key in keys:
+        if not key:
+            return "a cache key must not be empty"
+        if len(key) > MAX_KEY_LENGTH:
+            return f"key {key[:40]!r}… has {len(key)} characters; the limit is {MAX_KEY_LENGTH}"
+        if "," in key:
+            return f"key {key!r} contains a comma, which the Actions cache refuses"
+    return None
+
+
+def build_backend(
+    config: CacheConfig, http: HttpSession, tuning: CacheTuning
+) -> TwirpCacheClient | V1CacheClient:
+    blob = BlobTransfer(http, tuning.clock, tuning.blob_sizes)
+    if config.protocol is CacheProtocol.V2:
+        return TwirpCacheClient(
+            origin=config.base_url, token=config.token, http=http, blob=blob, clock=tuning.clock
+        )
+    return V1CacheClient(
+        base_url=config.base_url,
+        token=config.token,
+        http=http,
+        blob=blob,
+        clock=tuning.clock,
+        chunk_size=tuning.v1_chunk_size,
+    )
+
+
+class ActionsCacheStore:
+    """``MemoryStore`` over the Actions cache service (v2 Twirp, or v1 on GHES)."""
+
+    def __init__(
+        self,
+        config: CacheConfig,
+        folder: PurePosixPath,
+        workflow: Workflow,
+        *,
+        client: httpx.Client | None = None,
+        tuning: CacheTuning | None = None,
+    ) -> None:
+        if not folder.parts or folder.is_absolute() or ".." in folder.parts:
+            raise ValueError(f"the memory folder must be relative to the workspace: {folder}")
+        self._config = config
+        self._relative = folder
+        self._workflow = workflow
+        self._tuning = tuning or CacheTuning()
+        self._owns_client = client is None
+        self._client = client if client is not None else httpx.Client(follow_redirects=False)
+        workflow.add_mask(config.token.reveal())
+        http = HttpSession(self._client, workflow, self._tuning.timeouts)
+        self._backend: CacheBackend = build_backend(config, http, self._tuning)
+        self._write_denied = False
+        self.version = cache_version([str(folder)], Compression.ZSTD_WITHOUT_LONG)
+        self._gzip_version = cache_version([str(folder)], Compression.GZIP)
+
+    @property
+    def name(self) -> str:
+        return self._backend.name
+
+    @property
+    def may_write(self) -> bool:
+        """False when ACTIONS_CACHE_MODE forbids writing or the token proved read-only."""
+        return self._config.may_write and not self._write_denied
+
+    def close(self) -> None:
+        if self._owns_client:
+            self._client.close()
+
+    def __enter__(self) -> ActionsCacheStore:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    # -- restore ------------------------------------------------------------------------------
+
+    def restore(self, keys: RestoreKeys, folder: Path) -> RestoreResult:
+        """Restore the newest matching entry into ``folder``; leave it untouched on a miss."""
+        self._check_folder(folder)
+        problem = key_problem(keys.all())
+        if problem is not None:
+            return RestoreResult.miss(warning=f"not restoring from the {self.name}: {problem}")
+        if not self._config.may_read:
+            # The caller tells the user once; this is the trace.
+            self._workflow.debug(f"ACTIONS_CACHE_MODE={self._config.mode}: no cache lookup")
+            return RestoreResult.miss()
+        try:
+            return self._restore(keys, folder)
+        except (CacheError, OSError) as exc:
+            return RestoreResult.miss(
+                warning=self._safe(f"memory was not restored from the {self.name}: {exc}")
+            )
+
+    def _restore(self, keys: RestoreKeys, folder: Path) -> RestoreResult:
+        found = self._lookup(keys)
+        if found is None:
+            self._workflow.info(f"Cache not found for keys: {', '.join(keys.all())}")
+            return RestoreResult.miss()
+        self._config.temp_dir.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryDirectory(prefix="memory-cache-", dir=self._config.temp_dir) as tmp:
+            archive = Path(tmp) / ARCHIVE_NAMES[found.compression]
+            hit = self._download(keys, found, archive)
+            extract_archive(archive, found.compression, self._relative, folder, self._tuning.limits)
+        fix_ownership(folder, self._config.workspace)
+        label = "Cache hit for" if hit.matched_key == keys.primary else "Cache hit for restore-key"
+        self._workflow.info(f"{label}: {hit.matched_key}")
+        return RestoreResult(hit=True, matched_key=hit.matched_key)
+
+    def _lookup(self, keys: RestoreKeys) -> _Found | None:
+        """zstd first; then gzip, for entries saved where zstd was missing (§6.5)."""
+        for compression, version in (
+            (Compression.ZSTD_WITHOUT_LONG, self.version),
+            (Compression.GZIP, self._gzip_version),
+        ):
+            hit = self._backend.lookup(keys, version)
+            if hit is not None:
+                return _Found(hit, compression, version)
+        return None
+
+    def _download(self, keys: RestoreKeys, found: _Found, archive: Path) -> Hit:
+        limit = self._tuning.limits.max_stream_bytes
+        try:
+            self._backend.download(found.hit.url, archive, limit)
+        except SignatureRejectedError:
+            # The signed URL expired: ask for a fresh one, once.
+            fresh = self._backend.lookup(keys, found.version)
+            if fresh is None:
+                raise ServiceError("the cache entry vanished after its URL expired") from None
+            self._backend.download(fresh.url, archive, limit)
+            return fresh
+        return found.hit
+
+    # -- save ---------------------------------------------------------------------------------
+
+    def save(self, key: str, folder: Path) -> CacheSaveResult:
+        """Save ``folder`` as a new immutable entry; an existing key counts as saved."""
+        self._check_folder(folder)
+        refused = self._refuse_save(key)
+        if refused is not None:
+            return refused
+        try:
+            size = self._save(key)
+        except WriteDeniedError:
+            self._write_denied = True
+            return _read_only(key)
+        except AlreadyExistsError as exc:
+            return self._already_exists(key, exc)
+        except (CacheError, OSError) as exc:
+            reason = self._safe(f"memory was not saved to the {self.name}: {exc}")
+            return CacheSaveResult(saved=False, key=key, reason=reason)
+        self._workflow.info(f"Cache saved with key: {key}")
+        return CacheSaveResult(saved=True, key=key, size_bytes=size)
+
+    def _refuse_save(self, key: str) -> CacheSaveResult | None:
+        """A result when the save must not even be tried (no request is sent), else None."""
+        problem = key_problem([key])
+        if problem is not None:
+            return CacheSaveResult(saved=False, key=key, reason=f"not saved: {problem}")
+        if not self._config.may_write:
+            reason = (
+                f"ACTIONS_CACHE_MODE={self._config.mode} does not allow writing to the cache; "
+                "memory was not saved"
+            )
+            return CacheSaveResult(saved=False, key=key, reason=reason, write_denied=True)
+        if self._write_denied:  # refused before: no second request, no second story
+            return _read_only(key)
+        return None
+
+    def _save(self, key: str) -> int:
+        self._config.temp_dir.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryDirectory(prefix="memory-cache-", dir=self._config.temp_dir) as tmp:
+            archive = Path(tmp) / ARCHIVE_NAMES[Compression.ZSTD_WITHOUT_LONG]
+            size = create_archive(self._config.workspace, self._relative, archive)
+            reservation = self._backend.reserve(key, self.version, size)
+            self._backend.upload(reservation, archive, size)
+            self._backend.finalize(reservation, size)
+        return size
+
+    def _already_exists(self, key: str, exc: AlreadyExistsError) -> CacheSaveResult:
+        if exc.after_retry:
+            # An earlier attempt may have reserved it and then timed out: nothing was uploaded.
+            reason = (
+                f"memory was not saved: the {self.name} reports key {key!r} as existing after a "
+                "failed attempt to reserve it; the next run saves under a new key"
+            )
+            return CacheSaveResult(saved=False, key=key, reason=reason)
+        return CacheSaveResult(
+            saved=True, key=key, reason=f"already exists: entry {key!r} was saved before"
+        )
+
+    # -- helpers ------------------------------------------------------------------------------
+
+    def _check_folder(self, folder: Path) -> None:
+        expected = self._config.workspace.joinpath(*self._relative.parts)
+        if _absolute(folder) != _absolute(expected):
+            raise ValueError(f"this store serves {expected}, not {folder}")
+
+    def _safe(self, text: str) -> str:
+        return self._workflow.redact(text)
+
+
+def _read_only(key: str) -> CacheSaveResult:
+    return CacheSaveResult(saved=False, key=key, reason=READ_ONLY_MESSAGE, write_denied=True)
+
+
+def _absolute(path: Path) -> Path:
+    return Path(os.path.abspath(path))  # noqa: PTH100 - resolve() would follow links

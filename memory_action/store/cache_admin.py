@@ -1,0 +1,173 @@
+"""Cache hygiene through the REST API (``actions-cache-protocol.md`` §8).
+
+Entries are immutable, so every save adds one; the entries a save supersedes are deleted here.
+This uses the workflow's ``GITHUB_TOKEN`` (listing needs ``actions: read``, deleting ``actions:
+write``), never the runtime token. Like all cache trouble, a refusal is no error: 403 and 404
+are skipped with a debug line.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+import requests
+from github import Auth, Github, GithubException
+from github.Requester import Requester
+
+from memory_action.gha import Workflow
+
+API_VERSION = "2022-11-28"
+HEADERS = {"Accept": "application/vnd.github+json", "X-GitHub-Api-Version": API_VERSION}
+PER_PAGE = 100
+MAX_PAGES = 50  # 5000 entries of one prefix and ref: far more than hygiene ever leaves behind
+QUIET_STATUSES = frozenset({403, 404})
+
+
+@dataclass(frozen=True)
+class CacheEntryInfo:
+    """One entry as the list API describes it."""
+
+    id: int
+    ref: str
+    key: str
+    version: str
+    created_at: datetime
+    size_in_bytes: int = 0
+
+
+def parse_entry(item: dict[str, Any]) -> CacheEntryInfo | None:
+    """An entry of ``actions_caches``, or None when a field is missing or malformed."""
+    try:
+        return CacheEntryInfo(
+            id=int(item["id"]),
+            ref=str(item["ref"]),
+            key=str(item["key"]),
+            version=str(item.get("version", "")),
+            created_at=_aware(datetime.fromisoformat(str(item["created_at"]))),
+            size_in_bytes=int(item.get("size_in_bytes") or 0),
+        )
+    except (KeyError, TypeError, ValueError):
+        return None
+
+
+class CacheAdmin:
+    """Lists and deletes the cache entries of one repository."""
+
+    def __init__(self, requester: Requester, repository: str, workflow: Workflow) -> None:
+        self._requester = requester
+        self._path = f"/repos/{repository}/actions/caches"
+        self._workflow = workflow
+
+    @classmethod
+    def from_token(
+        cls, token: str, repository: str, workflow: Workflow, api_url: str
+    ) -> CacheAdmin:
+        client = Github(auth=Auth.Token(token), base_url=api_url, api_version=API_VERSION)
+        return cls(client.requester, repository, workflow)
+
+    def list_entries(self, key_prefix: str, ref: str) -> list[CacheEntryInfo]:
+        """Entries whose key starts with ``key_prefix`` in ``ref``, newest first; [] if refused."""
+        entries: list[CacheEntryInfo] = []
+        for page in range(1, MAX_PAGES + 1):
+            items = self._page(key_prefix, ref, page)
+            if items is None:
+                return []
+            parsed = (parse_entry(item) for item in items if isinstance(item, dict))
+            entries += [e for e in parsed if e and e.key.startswith(key_prefix) and e.ref == ref]
+            if len(items) < PER_PAGE:
+                break
+        entries.sort(key=lambda entry: entry.created_at, reverse=True)
+        return entries
+
+    def _page(self, key_prefix: str, ref: str, page: int) -> list[Any] | None:
+        parameters = {
+            "key": key_prefix,
+            "ref": ref,
+            "sort": "created_at",
+            "direction": "desc",
+            "per_page": PER_PAGE,
+            "page": page,
+        }
+        try:
+            _, data = self._requester.requestJsonAndCheck(
+                "GET", self._path, parameters=parameters, headers=dict(HEADERS)
+            )
+        except (GithubException, requests.RequestException) as exc:
+            self._skip("listing cache entries", exc)
+            return None
+        items = data.get("actions_caches") if isinstance(data, dict) else None
+        return items if isinstance(items, list) else []
+
+    def delete_superseded(
+        self,
+        prefix: str,
+        ref: str,
+        restored_key: str | None,
+        restored_created_at: datetime | None,
+        keep_key: str,
+        *,
+        version: str | None = None,
+    ) -> int:
+        """Delete the entries of ``prefix`` in ``ref`` that this run's new save supersedes.
+
+        Those are the entries created at or before the one this run restored (their content is
+        in the new save): never ``keep_key`` (the new entry) and never a newer entry (another
+        run's save this run has not merged). ``restored_created_at`` defaults to the restored
+        entry's ``created_at`` in the listing; with nothing restored nothing is deleted.
+        ``version`` limits deletion to entries of that version. Returns how many were deleted.
+        """
+        if restored_key is None:
+            return 0
+        entries = [e for e in self.list_entries(prefix, ref) if version in (None, e.version)]
+        cutoff = (
+            _aware(restored_created_at)
+            if restored_created_at is not None
+            else _created_at(entries, restored_key)
+        )
+        if cutoff is None:
+            self._workflow.debug(f"Cache hygiene: {restored_key} is not in {ref}; kept all")
+            return 0
+        doomed = [e for e in entries if e.key != keep_key and e.created_at <= cutoff]
+        deleted = 0
+        for entry in doomed:
+            outcome = self._delete(entry)
+            if outcome is None:
+                break  # no permission: the others would be refused too
+            deleted += outcome
+        if deleted:
+            self._workflow.info(f"Deleted {deleted} superseded cache entries of {prefix} in {ref}")
+        return deleted
+
+    def _delete(self, entry: CacheEntryInfo) -> int | None:
+        """1 when deleted, 0 when it was gone already (or failed), None when refused."""
+        try:
+            self._requester.requestJsonAndCheck(
+                "DELETE", f"{self._path}/{entry.id}", headers=dict(HEADERS)
+            )
+        except GithubException as exc:
+            self._skip(f"deleting cache entry {entry.key}", exc)
+            return None if exc.status == 403 else 0
+        except requests.RequestException as exc:
+            self._skip(f"deleting cache entry {entry.key}", exc)
+            return 0
+        self._workflow.debug(f"Deleted superseded cache entry {entry.key} ({entry.ref})")
+        return 1
+
+    def _skip(self, what: str, exc: Exception) -> None:
+        status = exc.status if isinstance(exc, GithubException) else None
+        if status in QUIET_STATUSES:
+            self._workflow.debug(f"Cache hygiene skipped: {what} got HTTP {status}")
+        else:
+            self._workflow.debug(f"Cache hygiene skipped: {what} failed: {type(exc).__name__}")
+
+
+def _aware(moment: datetime) -> datetime:
+    """Naive times are taken as UTC, so they compare with the API's."""
+    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
+
+
+def _created_at(entries: list[CacheEntryInfo], key: str) -> datetime | None:
+    """When the newest entry with exactly ``key`` was created (entries are newest first)."""
+    return next((entry.created_at for entry in entries if entry.key == key), None)

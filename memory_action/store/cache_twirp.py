@@ -1,0 +1,217 @@
+"""Cache service v2: three Twirp RPCs with JSON bodies (§2), plus the blob transfer.
+
+Requests use proto field names, omit defaults (an empty ``restore_keys``), send int64 as strings
+and never send ``metadata``. Responses are read leniently: snake_case or lowerCamel names, int64
+as a string or a number, and anything without ``"ok": true`` is "not ok".
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from memory_action.settings import Secret
+from memory_action.store.base import RestoreKeys
+from memory_action.store.cache_blob import BlobTransfer
+from memory_action.store.cache_http import USER_AGENT, HttpSession
+from memory_action.store.cache_protocol import (
+    AlreadyExistsError,
+    Attempts,
+    Hit,
+    Reservation,
+    RetryClock,
+    ServiceError,
+    TransientError,
+    WriteDeniedError,
+    twirp_retrying,
+)
+
+SERVICE = "github.actions.results.api.v1.CacheService"
+RETRYABLE_STATUSES = frozenset({500, 502, 503, 504})
+WRITE_DENIED_PREFIX = "cache write denied:"
+READ_DENIED_MARK = "cache read denied:"
+USAGE_MARK = "insufficient usage"
+
+JsonObject = dict[str, Any]
+
+
+def compact_json(body: Mapping[str, object]) -> bytes:
+    return json.dumps(body, separators=(",", ":"), ensure_ascii=False).encode()
+
+
+def lookup_body(keys: RestoreKeys, version: str) -> JsonObject:
+    body: JsonObject = {"key": keys.primary}
+    if keys.restore:
+        body["restore_keys"] = list(keys.restore)
+    body["version"] = version
+    return body
+
+
+def create_body(key: str, version: str) -> JsonObject:
+    return {"key": key, "version": version}
+
+
+def finalize_body(key: str, version: str, size: int) -> JsonObject:
+    return {"key": key, "size_bytes": str(size), "version": version}
+
+
+def _camel(name: str) -> str:
+    head, *rest = name.split("_")
+    return head + "".join(part.title() for part in rest)
+
+
+def response_field(body: Mapping[str, Any], name: str) -> Any:
+    """A response field under its proto name or its lowerCamel JSON name."""
+    return body[name] if name in body else body.get(_camel(name))
+
+
+def text_field(body: Mapping[str, Any], name: str) -> str:
+    value = response_field(body, name)
+    return value if isinstance(value, str) else ""
+
+
+def int64_field(body: Mapping[str, Any], name: str) -> int | None:
+    value = response_field(body, name)
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value
+    if isinstance(value, str) and value.strip().lstrip("-").isdigit():
+        return int(value)
+    return None
+
+
+def is_ok(body: Mapping[str, Any]) -> bool:
+    return response_field(body, "ok") is True
+
+
+def parse_twirp(response: httpx.Response, method: str) -> JsonObject:
+    """The JSON body of a 2xx; otherwise the error the JS client would make of it."""
+    status = response.status_code
+    try:
+        body = json.loads(response.content)
+    except ValueError:
+        # The JS client parses before it looks at the status, so this is retried even on a 4xx.
+        raise TransientError(f"{method}: HTTP {status}, the body is not JSON", status) from None
+    if 200 <= status < 300:
+        return body if isinstance(body, dict) else {}
+    msg = str(body.get("msg", "")) if isinstance(body, dict) else ""
+    code = str(body.get("code", "")) if isinstance(body, dict) else ""
+    raise _twirp_error(method, status, response, code, msg)
+
+
+def _twirp_error(
+    method: str, status: int, response: httpx.Response, code: str, msg: str
+) -> ServiceError:
+    """The JS client's order: quota, rate limit, retryable 5xx; then what we act on."""
+    text = f"{method}: HTTP {status} {response.reason_phrase}" + (f": {msg}" if msg else "")
+    if USAGE_MARK in msg:
+        return ServiceError(f"the cache storage quota has been reached ({text})", status)
+    if status == 429:
+        return ServiceError(_rate_limited(text, response.headers.get("Retry-After", "")), status)
+    if status in RETRYABLE_STATUSES:
+        return TransientError(text, status)
+    if status == 409 or code == "already_exists":
+        return AlreadyExistsError(text)
+    return _denied_error(text, status, msg)
+
+
+def _denied_error(text: str, status: int, msg: str) -> ServiceError:
+    if msg.startswith(WRITE_DENIED_PREFIX):
+        return WriteDeniedError(text, status)
+    if status == 403 or READ_DENIED_MARK in msg:
+        return ServiceError(f"reading the cache was denied ({text})", status)
+    return ServiceError(text, status)
+
+
+def _rate_limited(text: str, retry_after: str) -> str:
+    seconds = int(retry_after) if retry_after.strip().isdigit() else 0
+    later = f"; the limit resets in {seconds} seconds" if seconds > 0 else ""
+    return f"rate limited by the cache service{later} ({text})"
+
+
+class TwirpCacheClient:
+    """The v2 backend: lookup, reserve, upload, finalize, download."""
+
+    name = "Actions cache (v2)"
+
+    def __init__(
+        self,
+        *,
+        origin: str,
+        token: Secret,
+        http: HttpSession,
+        blob: BlobTransfer,
+        clock: RetryClock,
+    ) -> None:
+        self._origin = origin
+        self._token = token
+        self._http = http
+        self._blob = blob
+        self._clock = clock
+
+    def call(self, method: str, body: Mapping[str, object]) -> JsonObject:
+        """One RPC with the JS client's retries (5 attempts, 3 s, then jittered x1.5 backoff)."""
+        attempts = Attempts(twirp_retrying(self._clock))
+        payload = compact_json(body)
+
+        def send() -> JsonObject:
+            try:
+                return parse_twirp(self._post(method, payload), method)
+            except AlreadyExistsError as exc:
+                raise AlreadyExistsError(str(exc), after_retry=attempts.count > 1) from None
+
+        self._http.workflow.debug(f"Cache service v2: {method}")
+        return attempts.run(send, method)
+
+    def _post(self, method: str, payload: bytes) -> httpx.Response:
+        headers = {
+            "Content-Type": "application/json",
+            "Authorization": f"Bearer {self._token.reveal()}",
+            "User-Agent": USER_AGENT,
+        }
+        url = f"{self._origin}/twirp/{SERVICE}/{method}"
+        timeout = self._http.timeouts.for_rpc()
+        # No Accept header, like the JS client; httpx would add "Accept: */*".
+        return self._http.send(
+            "POST", url, headers=headers, content=payload, timeout=timeout, drop=("Accept",)
+        )
+
+    def lookup(self, keys: RestoreKeys, version: str) -> Hit | None:
+        result = self.call("GetCacheEntryDownloadURL", lookup_body(keys, version))
+        url = text_field(result, "signed_download_url")
+        if not is_ok(result) or not url:
+            return None
+        self._http.mask_signed_url(url)
+        return Hit(matched_key=text_field(result, "matched_key") or keys.primary, url=url)
+
+    def reserve(self, key: str, version: str, size: int) -> Reservation:
+        result = self.call("CreateCacheEntry", create_body(key, version))
+        message = text_field(result, "message")
+        if not is_ok(result):
+            if message.startswith(WRITE_DENIED_PREFIX):
+                raise WriteDeniedError(message)
+            raise ServiceError(f"Cache reservation failed: {message or 'no reason given'}")
+        url = text_field(result, "signed_upload_url")
+        if not url:
+            raise ServiceError("Cache reservation failed: the service sent no upload URL")
+        self._http.mask_signed_url(url)
+        return Reservation(key=key, version=version, upload_url=url)
+
+    def upload(self, reservation: Reservation, archive: Path, size: int) -> None:
+        self._blob.upload(reservation.upload_url, archive, size)
+
+    def finalize(self, reservation: Reservation, size: int) -> None:
+        body = finalize_body(reservation.key, reservation.version, size)
+        result = self.call("FinalizeCacheEntryUpload", body)
+        if not is_ok(result):
+            message = text_field(result, "message") or "no reason given"
+            raise ServiceError(f"FinalizeCacheEntryUpload failed: {message}")
+        self._http.workflow.debug(f"Cache entry id: {int64_field(result, 'entry_id')}")
+
+    def download(self, url: str, dest: Path, max_bytes: int) -> int:
+        return self._blob.download(url, dest, max_bytes)

@@ -1,0 +1,45 @@
+"""Which store a run of the action uses: the Actions cache, else a local folder, else none."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from memory_action.gha import Workflow
+from memory_action.settings import Settings
+from memory_action.store.base import MemoryStore
+
+STORE_DIR_VARIABLE = "MEMORY_AGENT_STORE_DIR"
+
+
+@dataclass(frozen=True)
+class StoreChoice:
+    store: MemoryStore | None
+    note: str = ""  # why there is no store
+    write_note: str = ""  # why the store will not take saves ("" when it will)
+
+
+def actions_store(settings: Settings, env: Mapping[str, str], workflow: Workflow) -> StoreChoice:
+    """The Actions cache when this step can reach it; ``MEMORY_AGENT_STORE_DIR`` otherwise
+    (a self-hosted runner with a persistent disk, or tests); else memory is off for the run."""
+    if not settings.enable_memory:
+        return StoreChoice(None, "enable_memory is false")
+    from memory_action.store.cache_env import decide_cache_config  # noqa: PLC0415
+
+    decision = decide_cache_config(env)
+    if decision.config is not None:
+        from memory_action.store.actions_cache import ActionsCacheStore  # noqa: PLC0415
+
+        config = decision.config
+        store = ActionsCacheStore(config, settings.memory_path, workflow)
+        if not config.may_read:
+            workflow.notice(f"ACTIONS_CACHE_MODE={config.mode}: memory is not restored.")
+        note = "" if config.may_write else f"ACTIONS_CACHE_MODE={config.mode} forbids cache writes"
+        return StoreChoice(store, write_note=note)
+    store_dir = env.get(STORE_DIR_VARIABLE, "").strip()
+    if store_dir:
+        from memory_action.store.local import LocalDirectoryStore  # noqa: PLC0415
+
+        return StoreChoice(LocalDirectoryStore(Path(store_dir)))
+    return StoreChoice(None, decision.reason)
