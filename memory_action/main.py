@@ -77,13 +77,14 @@ def build_services(
     from memory_action.github import GitHubClient  # noqa: PLC0415
     from memory_action.store.factory import actions_store  # noqa: PLC0415
 
-    choice = actions_store(settings, env, workflow)
+    choice = actions_store(settings, context, env, workflow)
     github = GitHubClient(settings.github_token.reveal(), context.api_url, context.repository)
     return pipeline.Services(
         workflow=workflow,
         store=choice.store,
         store_note=choice.note,
         store_write_note=choice.write_note,
+        pruner=choice.pruner,
         github=github,
         model_factory=build_model or model_factory(settings, env),
     )

@@ -21,7 +21,7 @@ from memory_action.memory.sources import MemoryFiles, MemorySource, load_sources
 from memory_action.pull_request import PullRequestCommenter, PullRequestReader
 from memory_action.scope import MemoryScope, compute_scope
 from memory_action.settings import Mode, Settings
-from memory_action.store.base import MemoryStore, RestoreResult, SaveResult
+from memory_action.store.base import MemoryStore, RestoreResult, SaveResult, SupersededPruner
 
 if TYPE_CHECKING:
     from langchain_core.language_models import BaseChatModel
@@ -43,6 +43,7 @@ class Services:
     github: GitHubAccess | None  # None: no GitHub access
     model_factory: Callable[[], BaseChatModel]
     store_write_note: str = ""  # why the store will not take saves (e.g. ACTIONS_CACHE_MODE)
+    pruner: SupersededPruner | None = None  # cache hygiene after a save
 
 
 @dataclass(frozen=True)
@@ -138,6 +139,7 @@ def run(settings: Settings, context: RunContext, services: Services) -> RunResul
     after = snapshot(the_plan.folder)
     diff = memory_diff(before, after, settings.memory_path.as_posix())
     saved = save(the_plan, changed=before != after)
+    prune(the_plan, restored, saved)
     result = Outcome(restored, sources, outcome.answer, diff, saved)
     comment_url = post_comment(the_plan, result)
     write_summary(the_plan, result)
@@ -221,9 +223,25 @@ def save(the_plan: Plan, *, changed: bool) -> SaveResult:
     result = store.save(key, the_plan.folder)
     if result.saved:
         the_plan.log.info(f"Saved memory as {result.key}")
+    elif result.write_denied:
+        the_plan.log.notice(
+            f"Memory was not saved: {result.reason}. This run's memory changes are shown in the "
+            "job summary (and the pull request comment)."
+        )
     else:
         the_plan.log.warning(f"Memory was not saved: {result.reason}")
     return result
+
+
+def prune(the_plan: Plan, restored: RestoreResult, saved: SaveResult) -> None:
+    """Delete the cache entries this save supersedes; cache trouble only warns."""
+    pruner, key = the_plan.services.pruner, the_plan.scope.save_key
+    if pruner is None or not saved.saved or key is None:
+        return
+    prefix = key[: key.rindex("/") + 1]
+    deleted = pruner.prune(prefix=prefix, restored_key=restored.matched_key, saved_key=saved.key)
+    if deleted:
+        the_plan.log.info(f"Deleted {deleted} superseded memory cache entries under {prefix}")
 
 
 def _why_not_save(the_plan: Plan, *, changed: bool) -> str | None:

@@ -41,6 +41,7 @@ class SaveResult:
     key: str
     reason: str = ""  # why it was not saved, or a note such as "already existed"
     size_bytes: int | None = None
+    write_denied: bool = False  # the store refuses every write this run (read-only token, mode)
 
 
 class MemoryStore(Protocol):
@@ -52,12 +53,26 @@ class MemoryStore(Protocol):
         ...
 
     def restore(self, keys: RestoreKeys, folder: Path) -> RestoreResult:
-        """Fill ``folder`` (emptied first) with the matched entry; on a miss leave it empty.
+        """Fill ``folder`` with the matched entry, replacing what it held.
 
-        Never leaves a half-restored folder: either the whole entry or nothing.
+        Never leaves a half-restored folder: either the whole entry or nothing restored. (The
+        pipeline empties the folder before restoring, so a miss means no memory.)
         """
         ...
 
     def save(self, key: str, folder: Path) -> SaveResult:
-        """Save ``folder`` under ``key`` as a new immutable entry."""
+        """Save ``folder`` under ``key`` as a new immutable entry.
+
+        An existing key is never overwritten; ``reason`` says so. (Keys are unique per run and
+        attempt, so only a repeated save of the same run can meet one.)
+        """
+        ...
+
+
+class SupersededPruner(Protocol):
+    """Deletes entries a new save supersedes, so per-run keys do not fill the cache budget."""
+
+    def prune(self, *, prefix: str, restored_key: str | None, saved_key: str) -> int:
+        """Delete entries under ``prefix`` created at or before ``restored_key``'s entry
+        (never ``saved_key``, never a newer one); how many were deleted."""
         ...

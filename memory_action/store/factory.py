@@ -5,10 +5,15 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
+from memory_action.context import RunContext
 from memory_action.gha import Workflow
 from memory_action.settings import Settings
-from memory_action.store.base import MemoryStore
+from memory_action.store.base import MemoryStore, SupersededPruner
+
+if TYPE_CHECKING:
+    from memory_action.store.actions_cache import ActionsCacheStore
 
 STORE_DIR_VARIABLE = "MEMORY_AGENT_STORE_DIR"
 
@@ -18,9 +23,12 @@ class StoreChoice:
     store: MemoryStore | None
     note: str = ""  # why there is no store
     write_note: str = ""  # why the store will not take saves ("" when it will)
+    pruner: SupersededPruner | None = None  # deletes superseded cache entries after a save
 
 
-def actions_store(settings: Settings, env: Mapping[str, str], workflow: Workflow) -> StoreChoice:
+def actions_store(
+    settings: Settings, context: RunContext, env: Mapping[str, str], workflow: Workflow
+) -> StoreChoice:
     """The Actions cache when this step can reach it; ``MEMORY_AGENT_STORE_DIR`` otherwise
     (a self-hosted runner with a persistent disk, or tests); else memory is off for the run."""
     if not settings.enable_memory:
@@ -36,10 +44,26 @@ def actions_store(settings: Settings, env: Mapping[str, str], workflow: Workflow
         if not config.may_read:
             workflow.notice(f"ACTIONS_CACHE_MODE={config.mode}: memory is not restored.")
         note = "" if config.may_write else f"ACTIONS_CACHE_MODE={config.mode} forbids cache writes"
-        return StoreChoice(store, write_note=note)
+        return StoreChoice(
+            store, write_note=note, pruner=_pruner(settings, context, store, workflow)
+        )
     store_dir = env.get(STORE_DIR_VARIABLE, "").strip()
     if store_dir:
         from memory_action.store.local import LocalDirectoryStore  # noqa: PLC0415
 
         return StoreChoice(LocalDirectoryStore(Path(store_dir)))
     return StoreChoice(None, decision.reason)
+
+
+def _pruner(
+    settings: Settings, context: RunContext, store: ActionsCacheStore, workflow: Workflow
+) -> SupersededPruner | None:
+    if not settings.github_token:
+        return None
+    from memory_action.store.cache_admin import CacheAdmin  # noqa: PLC0415
+    from memory_action.store.hygiene import CachePruner  # noqa: PLC0415
+
+    admin = CacheAdmin.from_token(
+        settings.github_token.reveal(), context.repository, workflow, context.api_url
+    )
+    return CachePruner(admin=admin, ref=context.ref, version=store.version)
