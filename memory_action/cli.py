@@ -97,7 +97,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     from memory_action.errors import MemoryActionError  # noqa: PLC0415
     from memory_action.gha import Workflow  # noqa: PLC0415
 
-    workflow = Workflow()
+    workflow = Workflow(out=sys.stderr)  # progress on stderr: stdout is the review alone
     try:
         if args.command == "review":
             from memory_action.local_run import review  # noqa: PLC0415

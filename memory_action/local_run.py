@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import os
 import shutil
 import tempfile
 import time
@@ -18,7 +19,7 @@ from pathlib import Path, PurePosixPath
 
 from memory_action import pipeline
 from memory_action.context import PullRequestRef, RunContext, Trust
-from memory_action.errors import InputError
+from memory_action.errors import InputError, MemoryFileError
 from memory_action.gha import Workflow
 from memory_action.local_memory import open_store
 from memory_action.main import mask_secrets, model_factory
@@ -76,9 +77,17 @@ def review(args: argparse.Namespace, env: Mapping[str, str], workflow: Workflow)
 
 
 def _copy_sources(sources_dir: Path, sources: tuple[str, ...], workspace: Path) -> None:
+    """Copy the sources that exist; like the action, refuse one that links outside the folder
+    (the copy would follow the link, and the action's own check could no longer see it)."""
+    root = Path(os.path.realpath(sources_dir))
     for source in sources:
         original = sources_dir.joinpath(*PurePosixPath(source).parts)
         if original.is_file():
+            if root not in Path(os.path.realpath(original)).parents:
+                raise MemoryFileError(
+                    f"Memory source {source} is a symlink to a file outside {sources_dir}: "
+                    "copy that file into the folder, or name other sources with --memory-source."
+                )
             target = workspace.joinpath(*PurePosixPath(source).parts)
             target.parent.mkdir(parents=True, exist_ok=True)
             shutil.copyfile(original, target)
@@ -110,7 +119,7 @@ def _local_context(
         ref=f"refs/pull/{info.number}/merge",
         sha=info.head_sha,
         default_branch=github.default_branch(),
-        run_id=f"local{int(time.time())}",
+        run_id=f"local{time.time_ns()}",  # unique per run: saved keys are immutable
         run_attempt="1",
         actor="local",
         workspace=workspace,

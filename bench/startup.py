@@ -1,0 +1,560 @@
+"""How long memory-agent takes to start, and that LangChain is imported only when it is used.
+
+    python bench/startup.py [--repeat N]
+
+Every scenario is a fresh ``python`` process (this interpreter), run N times (default 7) after
+one untimed warm-up run; the table gives the median and the minimum in milliseconds, and the
+ratio of the median to bare ``python -c pass`` measured in the same session:
+
+    (a) python -c pass            the floor: interpreter start and exit
+    (b) cli --help                python -m memory_action.cli --help
+    (c) unhandled event           entrypoint.py on a ``release`` event: a notice, exit 0
+    (d) pull request run          entrypoint.py on a pull request, end to end, against a fake
+                                  GitHub API and the OpenAI-compatible stub on 127.0.0.1 (three
+                                  scripted model replies), memory in a temporary local store;
+                                  timed to the first request either server receives, and to exit
+    (e) import the agent stack    python -c "import memory_action.agent.session": what (b) and
+                                  (c) must not pay
+
+(a) to (d) then run once more under ``python -X importtime``, which lists what was imported:
+LangChain (and PyGithub, the OpenAI SDK) must be absent from (b) and (c), which must also send
+no request; the exit code is 1 when they do. Nothing leaves 127.0.0.1.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import ExitStack, contextmanager
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+from urllib.parse import unquote, urlsplit
+
+ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+from tests.fakes.openai_stub import (  # noqa: E402 - needs ROOT on sys.path
+    OpenAIStub,
+    answer_reply,
+    tool_call_reply,
+)
+
+OWNER, NAME = "octo-org", "octo-repo"
+REPOSITORY = f"{OWNER}/{NAME}"
+PR_NUMBER = 7
+HEAD_SHA = "6dcb09b5b57875f334f61aebed695e2e4193db5e"
+PATCH = "@@ -1,2 +1,3 @@\n def fetch(url):\n+    for attempt in range(3):\n     return get(url)\n"
+CHILD_TIMEOUT_S = 60
+HEAVY_MODULES = ("langchain", "langchain_core", "langgraph", "openai", "github")
+INPUT_DEFAULTS = {  # what the runner passes for action.yml's inputs left at their defaults
+    "enable_memory": "true",
+    "memory_scope": "repo",
+    "agent_name": "memory-agent",
+    "memory_path": ".agent-memory",
+    "memory_sources": "AGENTS.md",
+    "github_token": "ghs_" + "B3nchT0ken" * 4,
+    "model": "github:openai/gpt-4.1-mini",
+    "model_base_url": "",
+    "model_api_key": "",
+    "prompt": "",
+    "mode": "auto",
+    "max_memory_kb": "16",
+    "timeout_minutes": "10",
+    "post_comment": "true",
+}
+# Never inherited by a child: a developer's or a CI job's settings would change what runs
+# (ACTIONS_RUNTIME_TOKEN, say, would send the memory to the real Actions cache).
+SCRUBBED_PREFIXES = (
+    "GITHUB_",
+    "ACTIONS_",
+    "INPUT_",
+    "RUNNER_",
+    "MEMORY_AGENT_",
+    "OPENAI_",
+    "ANTHROPIC_",
+    "LANGSMITH_",
+    "LANGCHAIN_",
+)
+
+
+# -- servers on 127.0.0.1 ---------------------------------------------------------------------
+
+
+@dataclass
+class Arrivals:
+    """``time.monotonic()`` of every request any local server received."""
+
+    times: list[float] = field(default_factory=list)
+    paths: list[str] = field(default_factory=list)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def record(self, method: str, path: str) -> None:
+        now = time.monotonic()
+        with self.lock:
+            self.times.append(now)
+            self.paths.append(f"{method} {path}")
+
+    def clear(self) -> None:
+        with self.lock:
+            self.times.clear()
+            self.paths.clear()
+
+    def first_after(self, start: float) -> float | None:
+        with self.lock:
+            later = [t for t in self.times if t >= start]
+        return min(later) if later else None
+
+
+class FakeGitHubServer:
+    """The few REST endpoints a pull request run calls, as PyGithub requests them.
+
+    The same shapes as ``tests/fakes/github_api.py``; stateless: every run finds no comment yet
+    and creates one.
+    """
+
+    def __init__(self, arrivals: Arrivals) -> None:
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler(arrivals))
+        self._server.daemon_threads = True
+        self._thread = threading.Thread(
+            target=self._server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True
+        )
+        self.unknown: list[str] = []
+
+    def __enter__(self) -> FakeGitHubServer:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+        self._thread.join(timeout=5)
+
+    @property
+    def url(self) -> str:
+        host, port = self._server.server_address[:2]
+        return f"http://{host!s}:{port}"
+
+    def answer(self, method: str, path: str) -> tuple[int, Any]:
+        repo_path = f"/repos/{REPOSITORY}"
+        base = f"{self.url}{repo_path}"
+        if method == "GET" and path.startswith(f"{repo_path}/contents/"):
+            return 404, {"message": "Not Found"}  # no file is read in this review
+        routes: dict[tuple[str, str], tuple[int, Any]] = {
+            ("GET", ""): (200, _repository(base)),
+            ("GET", f"/pulls/{PR_NUMBER}"): (200, _pull(base)),
+            ("GET", f"/pulls/{PR_NUMBER}/files"): (200, [_changed_file("src/fetch.py", PATCH)]),
+            ("GET", f"/issues/{PR_NUMBER}"): (200, {"number": PR_NUMBER}),
+            ("GET", f"/issues/{PR_NUMBER}/comments"): (200, []),
+            ("POST", f"/issues/{PR_NUMBER}/comments"): (201, _comment(base)),
+        }
+        rest = path.removeprefix(repo_path) if path.startswith(repo_path) else None
+        answer = routes.get((method, rest)) if rest is not None else None
+        if answer is None:
+            self.unknown.append(f"{method} {path}")
+            return 404, {"message": "Not Found"}
+        return answer
+
+    def _handler(self, arrivals: Arrivals) -> type[BaseHTTPRequestHandler]:
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def _serve(self) -> None:
+                path = unquote(urlsplit(self.path).path)
+                arrivals.record(self.command, path)
+                length = int(self.headers.get("Content-Length") or 0)
+                if length:
+                    self.rfile.read(length)
+                status, payload = server.answer(self.command, path)
+                data = json.dumps(payload).encode()
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            do_GET = do_POST = do_PATCH = _serve  # noqa: N815 - http.server's naming
+
+            def log_message(self, format: str, *args: Any) -> None:
+                """Quiet."""
+
+        return Handler
+
+
+def _repository(base: str) -> dict[str, Any]:
+    return {
+        "id": 1,
+        "name": NAME,
+        "full_name": REPOSITORY,
+        "default_branch": "main",
+        "url": base,
+        "owner": {"login": OWNER, "type": "Organization"},
+    }
+
+
+def _comment(base: str) -> dict[str, Any]:
+    return {
+        "id": 1001,
+        "url": f"{base}/issues/comments/1001",
+        "html_url": f"https://github.com/{REPOSITORY}/pull/{PR_NUMBER}#issuecomment-1001",
+        "body": "",
+        "user": {"login": "github-actions[bot]", "id": 41898282, "type": "Bot"},
+    }
+
+
+def _pull(base: str) -> dict[str, Any]:
+    repo = {"full_name": REPOSITORY, "name": NAME, "owner": {"login": OWNER}}
+    return {
+        "url": f"{base}/pulls/{PR_NUMBER}",
+        "html_url": f"https://github.com/{REPOSITORY}/pull/{PR_NUMBER}",
+        "number": PR_NUMBER,
+        "state": "open",
+        "title": "Add a retry to the fetcher",
+        "body": "Retries flaky downloads.",
+        "draft": False,
+        "user": {"login": "mona", "type": "User"},
+        "head": {"ref": "retry-fetcher", "sha": HEAD_SHA, "repo": repo},
+        "base": {"ref": "main", "sha": "1" * 40, "repo": repo},
+    }
+
+
+def _changed_file(path: str, patch: str) -> dict[str, Any]:
+    additions = sum(1 for line in patch.splitlines() if line.startswith("+"))
+    deletions = sum(1 for line in patch.splitlines() if line.startswith("-"))
+    return {
+        "filename": path,
+        "status": "modified",
+        "additions": additions,
+        "deletions": deletions,
+        "changes": additions + deletions,
+        "patch": patch,
+        "sha": "2" * 40,
+    }
+
+
+class RecordingStub(OpenAIStub):
+    """The tests' OpenAI-compatible stub, also noting when each request arrives."""
+
+    def __init__(self, arrivals: Arrivals) -> None:
+        super().__init__()
+        handler = self._server.RequestHandlerClass
+        original = handler.do_POST  # type: ignore[attr-defined]
+
+        def do_post(request: BaseHTTPRequestHandler) -> None:
+            arrivals.record("POST", request.path)
+            original(request)
+
+        handler.do_POST = do_post  # type: ignore[attr-defined]
+
+
+def script() -> list[dict[str, Any]]:
+    """One review: read the changes, write a lesson to memory, answer."""
+    lesson = {"file_path": ".agent-memory/AGENTS.md", "content": "- Retries use tenacity.\n"}
+    return [
+        tool_call_reply("list_changed_files", {}, call_id="call_1"),
+        tool_call_reply("write_file", lesson, call_id="call_2"),
+        answer_reply("The retry loop returns on the first attempt."),
+    ]
+
+
+# -- runs -------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Scenario:
+    name: str
+    argv: list[str]
+    env: dict[str, str]
+    prepare: Callable[[int], None] = lambda _: None  # called before each run with its number
+    network: bool = False  # report the time to the first request
+
+
+@dataclass
+class Figures:
+    totals_ms: list[float] = field(default_factory=list)
+    first_request_ms: list[float] = field(default_factory=list)
+    requests: list[int] = field(default_factory=list)
+
+
+def child_env(work: Path, **extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(SCRUBBED_PREFIXES)}
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH", "")]))
+    env["NO_PROXY"] = env["no_proxy"] = "127.0.0.1,localhost"
+    env["HOME"] = str(work / "home")  # nothing may fall back to the real home folder
+    env.update(extra)
+    return env
+
+
+def action_env(work: Path, event_name: str, event: dict[str, Any], **inputs: str) -> dict[str, str]:
+    """What the runner gives the action's container: INPUT_*, GITHUB_*, the event file."""
+    work.mkdir(parents=True, exist_ok=True)
+    event_path = work / f"{event_name}.json"
+    event_path.write_text(json.dumps(event), encoding="utf-8")
+    for name in ("output", "summary"):
+        (work / name).touch()
+    (work / "workspace").mkdir(exist_ok=True)
+    values = {**INPUT_DEFAULTS, **inputs}
+    return child_env(
+        work,
+        **{f"INPUT_{name.upper()}": value for name, value in values.items()},
+        GITHUB_ACTIONS="true",
+        GITHUB_EVENT_NAME=event_name,
+        GITHUB_EVENT_PATH=str(event_path),
+        GITHUB_REPOSITORY=REPOSITORY,
+        GITHUB_REF=f"refs/pull/{PR_NUMBER}/merge",
+        GITHUB_SHA=HEAD_SHA,
+        GITHUB_RUN_ID="1000",
+        GITHUB_RUN_ATTEMPT="1",
+        GITHUB_ACTOR="mona",
+        GITHUB_SERVER_URL="https://github.com",
+        GITHUB_WORKSPACE=str(work / "workspace"),
+        GITHUB_OUTPUT=str(work / "output"),
+        GITHUB_STEP_SUMMARY=str(work / "summary"),
+        RUNNER_TEMP=str(work),
+        LANGSMITH_TRACING="false",
+    )
+
+
+def pull_request_event() -> dict[str, Any]:
+    repo = {"full_name": REPOSITORY}
+    return {
+        "action": "opened",
+        "number": PR_NUMBER,
+        "pull_request": {
+            "number": PR_NUMBER,
+            "author_association": "MEMBER",
+            "user": {"login": "mona"},
+            "head": {"ref": "retry-fetcher", "sha": HEAD_SHA, "repo": repo},
+            "base": {"ref": "main", "sha": "1" * 40, "repo": repo},
+        },
+        "repository": {"full_name": REPOSITORY, "default_branch": "main"},
+    }
+
+
+def run_once(scenario: Scenario, arrivals: Arrivals, number: int, work: Path) -> Figures:
+    scenario.prepare(number)
+    arrivals.clear()
+    start = time.monotonic()
+    child = subprocess.Popen(
+        scenario.argv,
+        env=scenario.env,
+        cwd=work,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    try:
+        out, err = child.communicate(timeout=CHILD_TIMEOUT_S)
+    except subprocess.TimeoutExpired:
+        child.kill()
+        out, err = child.communicate()
+        message = f"{scenario.name}: no exit after {CHILD_TIMEOUT_S} s\n{err.decode()}"
+        raise SystemExit(message) from None
+    end = time.monotonic()
+    if child.returncode != 0:
+        log = (out + err).decode(errors="replace")
+        raise SystemExit(f"{scenario.name}: exit code {child.returncode}\n{log}")
+    figures = Figures(totals_ms=[(end - start) * 1000], requests=[len(arrivals.times)])
+    first = arrivals.first_after(start)
+    if first is not None:
+        figures.first_request_ms.append((first - start) * 1000)
+    return figures
+
+
+def measure(scenario: Scenario, arrivals: Arrivals, repeat: int, work: Path) -> Figures:
+    run_once(scenario, arrivals, 0, work)  # warm-up: bytecode caches, the page cache
+    figures = Figures()
+    for number in range(1, repeat + 1):
+        one = run_once(scenario, arrivals, number, work)
+        figures.totals_ms += one.totals_ms
+        figures.first_request_ms += one.first_request_ms
+        figures.requests += one.requests
+    return figures
+
+
+def check_pull_request_run(paths: Sequence[str], outputs: Path) -> None:
+    """The last run really reviewed: three model calls, a comment posted, memory saved."""
+    model_calls = paths.count("POST /v1/chat/completions")
+    commented = f"POST /repos/{REPOSITORY}/issues/{PR_NUMBER}/comments" in paths
+    saved = re.search(r"^saved_key<<(\S+)\n.+\n\1$", outputs.read_text(), re.MULTILINE)
+    if model_calls != len(script()) or not commented or not saved:
+        raise SystemExit(f"the pull request run did not review as scripted; requests: {paths}")
+
+
+def heavy_imports(scenario: Scenario, arrivals: Arrivals, work: Path) -> list[str]:
+    """The heavy top-level packages the scenario imports, from ``-X importtime``'s report."""
+    scenario.prepare(-1)
+    arrivals.clear()
+    done = subprocess.run(
+        [scenario.argv[0], "-X", "importtime", *scenario.argv[1:]],
+        env=scenario.env,
+        cwd=work,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=CHILD_TIMEOUT_S,
+        check=False,
+    )
+    if done.returncode != 0:
+        raise SystemExit(f"{scenario.name} (-X importtime): exit code {done.returncode}")
+    imported = set()
+    for line in done.stderr.splitlines():
+        if line.startswith("import time:") and line.count("|") == 2:
+            module = line.rsplit("|", 1)[1].strip()
+            imported.add(module.split(".")[0])
+    return [name for name in HEAVY_MODULES if name in imported]
+
+
+# -- report -----------------------------------------------------------------------------------
+
+
+def ms(value: float) -> str:
+    return f"{value:9.1f}"
+
+
+def row(label: str, values: Sequence[float], bare_median: float) -> str:
+    median, least = statistics.median(values), min(values)
+    return f"{label:<38}{ms(median)}{ms(least)}{median / bare_median:9.1f}x"
+
+
+@contextmanager
+def servers() -> Iterator[tuple[Arrivals, FakeGitHubServer, RecordingStub]]:
+    arrivals = Arrivals()
+    github, stub = FakeGitHubServer(arrivals), RecordingStub(arrivals)
+    with ExitStack() as stack:
+        stack.enter_context(github)
+        stack.enter_context(stub)
+        yield arrivals, github, stub
+
+
+def scenarios(work: Path, github: FakeGitHubServer, stub: RecordingStub) -> dict[str, Scenario]:
+    python, entrypoint = sys.executable, str(ROOT / "entrypoint.py")
+    model = {"model": "openai:stub", "model_base_url": stub.url("/v1"), "model_api_key": "sk-x"}
+    unhandled = {"action": "published", "repository": {"full_name": REPOSITORY}}
+    release = action_env(work / "release", "release", unhandled, **model)
+    release["GITHUB_API_URL"] = github.url  # so a request would be seen, were one made
+    pull_request = action_env(work / "pull_request", "pull_request", pull_request_event(), **model)
+    pull_request["GITHUB_API_URL"] = github.url
+
+    def fresh_store(number: int) -> None:
+        # Every run starts from no memory, learns one lesson and saves it: the same work.
+        pull_request["MEMORY_AGENT_STORE_DIR"] = str(work / "pull_request" / f"store-{number}")
+        for name in ("GITHUB_OUTPUT", "GITHUB_STEP_SUMMARY"):
+            Path(pull_request[name]).write_text("")
+        stub.add_replies(*script())
+
+    plain = child_env(work)
+    return {
+        "bare": Scenario("python -c pass", [python, "-c", "pass"], plain),
+        "help": Scenario(
+            "python -m memory_action.cli --help",
+            [python, "-m", "memory_action.cli", "--help"],
+            plain,
+        ),
+        "unhandled": Scenario("entrypoint.py, unhandled event", [python, entrypoint], release),
+        "pr": Scenario(
+            "entrypoint.py, pull request run",
+            [python, entrypoint],
+            pull_request,
+            prepare=fresh_store,
+            network=True,
+        ),
+        "agent": Scenario(
+            "import memory_action.agent.session",
+            [python, "-c", "import memory_action.agent.session"],
+            plain,
+        ),
+    }
+
+
+@dataclass
+class Report:
+    repeat: int
+    names: dict[str, str]
+    results: dict[str, Figures]
+    heavy: dict[str, list[str]]
+
+
+def run_all(repeat: int) -> Report:
+    with (
+        tempfile.TemporaryDirectory(prefix="memory-agent-bench-") as temp,
+        servers() as (arrivals, github, stub),
+    ):
+        work = Path(temp)
+        planned = scenarios(work, github, stub)
+        results = {}
+        for key, scenario in planned.items():
+            results[key] = measure(scenario, arrivals, repeat, work)
+            if scenario.network:
+                outputs = Path(scenario.env["GITHUB_OUTPUT"])
+                check_pull_request_run(arrivals.paths, outputs)
+        heavy = {
+            key: heavy_imports(scenario, arrivals, work)
+            for key, scenario in planned.items()
+            if key != "agent"
+        }
+        if github.unknown:
+            raise SystemExit(f"the fake GitHub API was asked for: {sorted(set(github.unknown))}")
+    names = {key: scenario.name for key, scenario in planned.items()}
+    return Report(repeat, names, results, heavy)
+
+
+def print_report(report: Report) -> bool:
+    """Print the tables; False when a run that needs no model was not kept light."""
+    results, heavy = report.results, report.heavy
+    bare = statistics.median(results["bare"].totals_ms)
+    print(
+        f"memory-agent startup: {report.repeat} runs per scenario after a warm-up, "
+        f"Python {sys.version.split()[0]}, {os.cpu_count() or 1} CPUs"
+    )
+    print(f"{'':<38}{'median':>9}{'min':>9}{'vs bare':>10}")
+    print(f"{'':<38}{'ms':>9}{'ms':>9}")
+    print(row("(a) python -c pass: exit", results["bare"].totals_ms, bare))
+    print(row("(b) cli --help: exit", results["help"].totals_ms, bare))
+    print(row("(c) unhandled event: exit", results["unhandled"].totals_ms, bare))
+    pr = results["pr"]
+    print(row("(d) pull request run: first request", pr.first_request_ms, bare))
+    print(row("(d) pull request run: exit", pr.totals_ms, bare))
+    print(row("(e) import the agent stack: exit", results["agent"].totals_ms, bare))
+    print()
+    light = ("help", "unhandled")
+    for key, label in zip(light, ("(b)", "(c)"), strict=True):
+        print(f"{label} network requests: {sum(results[key].requests)}")
+    print(f"(d) requests per run (GitHub API + model): {statistics.median(pr.requests):.0f}")
+    print()
+    print(f"{'-X importtime: imported':<38}{'LangChain':>10}  (of {', '.join(HEAVY_MODULES)})")
+    for key, label in (("bare", "(a)"), ("help", "(b)"), ("unhandled", "(c)"), ("pr", "(d)")):
+        langchain = "yes" if {"langchain", "langchain_core"} & set(heavy[key]) else "no"
+        found = ", ".join(heavy[key]) or "none"
+        print(f"{label + ' ' + report.names[key]:<38}{langchain:>10}  {found}")
+    return not any(heavy[key] or sum(results[key].requests) for key in light)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
+    parser.add_argument("--repeat", type=int, default=7, help="timed runs per scenario (7)")
+    args = parser.parse_args(argv)
+    if args.repeat < 1:
+        parser.error("--repeat must be at least 1")
+    began = time.monotonic()
+    kept_light = print_report(run_all(args.repeat))
+    print(f"\nbenchmark wall time: {time.monotonic() - began:.1f} s")
+    if not kept_light:
+        print("FAIL: a run that needs no model imported a heavy package or used the network")
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
