@@ -11,12 +11,15 @@ when it contains the agent's marker and its author is a bot (``user.type == "Bot
 ``github-actions[bot]`` of the workflow token, or a GitHub App's bot). A person quoting the marker
 never has their comment edited. With a personal access token the comments are written by a user:
 pass ``bot_login`` (that user's login) to match on the author's login instead.
+
+After a merge, the push run asks which pull requests were merged and whether their sticky comment
+may be trusted: those methods delegate to ``github_promotion``.
 """
 
 from __future__ import annotations
 
 import base64
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from functools import cached_property
 
@@ -31,7 +34,9 @@ from github.Repository import Repository
 from urllib3.util import Retry
 
 from memory_action import __version__
+from memory_action import github_promotion as promotion
 from memory_action.errors import GitHubError
+from memory_action.github_promotion import MergedPullRequest, StickyComment, TrustedComment
 from memory_action.pull_request import (
     ChangedFile,
     CommentPermissionError,
@@ -135,6 +140,30 @@ class GitHubClient:
         if self._bot_login is not None:
             return author.login == self._bot_login
         return author.type == "Bot"
+
+    # --- after a merge: which memory changes to apply (github_promotion.py) ---------------------
+
+    def merged_pull_requests(
+        self, commit_shas: Sequence[str], base_branch: str
+    ) -> list[MergedPullRequest]:
+        """The pull requests of the pushed commits merged into ``base_branch``, oldest first."""
+        return promotion.merged_pull_requests(self, commit_shas, base_branch)
+
+    def sticky_comment(self, pr_number: int, marker: str) -> StickyComment | None:
+        """The comment ``find_sticky_comment`` finds, with what the trust checks need."""
+        return promotion.sticky_comment(self, pr_number, marker)
+
+    def comment_editors(self, comment: StickyComment) -> list[str] | None:
+        """Who edited the comment; None when GitHub cannot tell (then it is not trusted)."""
+        return promotion.comment_editors(self, comment)
+
+    def has_write_access(self, login: str) -> bool:
+        """Whether ``login`` may write to the repository; False when GitHub does not say."""
+        return promotion.has_write_access(self, login)
+
+    def trusted_comment(self, pr_number: int, marker: str) -> TrustedComment:
+        """The sticky comment if only our bot and people with write access edited it, and why."""
+        return promotion.trusted_comment(self, pr_number, marker)
 
     # --- errors ---------------------------------------------------------------------------------
 

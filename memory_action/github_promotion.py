@@ -1,0 +1,268 @@
+"""What the trusted ``push`` run asks GitHub before it applies a merged pull request's memory.
+
+After a merge, the run on the base branch finds the merged pull requests of the pushed commits
+(``merged_pull_requests``), reads each one's sticky comment of this agent (``sticky_comment``)
+and applies only the items checked in it. Anyone who may comment can edit nothing but their own
+comments, yet a comment of ours may be edited by everyone with triage or write access, and a
+ticked box is an edit. So a comment counts (``trusted_comment``) only when every edit GitHub
+recorded for it (GraphQL ``userContentEdits``) was made by our bot or by someone with write
+access (``has_write_access``).
+
+Listing the merged pull requests is a call the push run cannot do without: its failures are a
+``GitHubError``. The checks of a comment fail closed: when GitHub cannot tell (an error, a missing
+permission, more edits than one page), the comment is ignored with a reason, nothing is raised.
+
+``GitHubClient`` exposes these as methods; the functions here take the client first.
+"""
+
+from __future__ import annotations
+
+import urllib.parse
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import TYPE_CHECKING, Any, NamedTuple
+
+from memory_action.errors import GitHubError
+
+if TYPE_CHECKING:
+    from memory_action.github import GitHubClient
+
+MAX_PUSH_COMMITS = 20  # a push event lists at most 20 commits
+MAX_CONTENT_EDITS = 100  # one page of userContentEdits; a longer history is not checked
+ACTIONS_BOT = "github-actions[bot]"  # the workflow token's author: edits by it are our runs'
+TRUSTED_ROLES = frozenset({"admin", "maintain", "write"})
+_NULL_SHA = "0" * 40  # "after" of a deleted branch, "before" of a new one
+
+# Bots are "Bot" actors whose GraphQL login lacks the "[bot]" the REST API shows.
+_EDIT_HISTORY = """
+query CommentEdits($id: ID!, $edits: Int!) {
+  node(id: $id) {
+    __typename
+    ... on IssueComment {
+      body
+      author { __typename login }
+      editor { __typename login }
+      lastEditedAt
+      userContentEdits(first: $edits) {
+        totalCount
+        nodes { editedAt editor { __typename login } deletedBy { __typename login } }
+      }
+    }
+  }
+}
+"""
+
+
+@dataclass(frozen=True)
+class MergedPullRequest:
+    number: int
+    merged_at: datetime
+    merge_commit_sha: str
+    author: str  # "ghost" for a deleted account
+
+
+@dataclass(frozen=True)
+class StickyComment:
+    id: int
+    node_id: str  # the GraphQL id, for the edit history
+    body: str
+    author_login: str  # as the REST API spells it ("github-actions[bot]")
+    created_at: datetime
+    updated_at: datetime
+
+
+class TrustedComment(NamedTuple):
+    """The comment to apply, or None; ``reason`` says why, for the log, in either case."""
+
+    comment: StickyComment | None
+    reason: str
+
+
+# --- merged pull requests -----------------------------------------------------------------------
+
+
+def push_commit_shas(event: Mapping[str, Any]) -> list[str]:
+    """The commits of a push event to look up: the head first, then the rest newest first.
+
+    At most ``MAX_PUSH_COMMITS``, without the all-zero sha of a deleted branch.
+    """
+    head = event.get("head_commit")
+    found = [head.get("id") if isinstance(head, Mapping) else None, event.get("after")]
+    commits = event.get("commits")
+    if isinstance(commits, list):
+        found += [c.get("id") for c in reversed(commits) if isinstance(c, Mapping)]
+    return _distinct_shas(found)
+
+
+def merged_pull_requests(
+    client: GitHubClient, commit_shas: Sequence[str], base_branch: str
+) -> list[MergedPullRequest]:
+    """The pull requests merged into ``base_branch`` that the pushed commits belong to.
+
+    One ``GET /repos/{owner}/{repo}/commits/{sha}/pulls`` per commit (the first
+    ``MAX_PUSH_COMMITS`` distinct ones), each pull request once, in the order they were merged.
+    A failed call is a ``GitHubError``.
+    """
+    merged: dict[int, MergedPullRequest] = {}
+    for sha in _distinct_shas(commit_shas):
+        with client.api(f"listing the pull requests of commit {sha[:7]}"):
+            for pull in client.repository.get_commit(sha).get_pulls():
+                if pull.number in merged or pull.merged_at is None:
+                    continue
+                if pull.base.ref != base_branch or not pull.merge_commit_sha:
+                    continue
+                merged[pull.number] = MergedPullRequest(
+                    number=pull.number,
+                    merged_at=pull.merged_at,
+                    merge_commit_sha=pull.merge_commit_sha,
+                    author=pull.user.login if pull.user is not None else "ghost",
+                )
+    return sorted(merged.values(), key=lambda pr: (pr.merged_at, pr.number))
+
+
+def _distinct_shas(shas: Sequence[object]) -> list[str]:
+    distinct: list[str] = []
+    for sha in shas:
+        if isinstance(sha, str) and sha and sha != _NULL_SHA and sha not in distinct:
+            distinct.append(sha)
+    return distinct[:MAX_PUSH_COMMITS]
+
+
+# --- the sticky comment and who edited it -------------------------------------------------------
+
+
+def sticky_comment(client: GitHubClient, pr_number: int, marker: str) -> StickyComment | None:
+    """The oldest comment of ours holding ``marker`` (as ``find_sticky_comment`` finds it)."""
+    found = client._find_comment(pr_number, marker)
+    if found is None:
+        return None
+    with client.api(f"reading comment {found.id} on #{pr_number}"):
+        return StickyComment(
+            id=found.id,
+            node_id=found.node_id,
+            body=found.body or "",
+            author_login=found.user.login,
+            created_at=found.created_at,
+            updated_at=found.updated_at,
+        )
+
+
+def comment_editors(client: GitHubClient, comment: StickyComment) -> list[str] | None:
+    """Everyone GitHub recorded as editing the comment, or deleting an edit from its history.
+
+    REST logins ("github-actions[bot]"), each once, the last editor first.
+
+    None when GitHub cannot tell: an API error, no permission, a deleted account among the
+    editors, more than ``MAX_CONTENT_EDITS`` edits, or a body that changed meanwhile.
+    """
+    return _editors(client, comment)[0]
+
+
+def has_write_access(client: GitHubClient, login: str) -> bool:
+    """Whether ``login`` may write to the repository (admin, maintain or write); False if unknown.
+
+    ``github-actions[bot]`` is trusted without asking: its edits are this workflow's own.
+    """
+    return _write_access(client, login)[0]
+
+
+def trusted_comment(client: GitHubClient, pr_number: int, marker: str) -> TrustedComment:
+    """The sticky comment, if everyone but our bot who edited it has write access."""
+    try:
+        comment = sticky_comment(client, pr_number, marker)
+    except GitHubError as exc:
+        return TrustedComment(None, f"ignored: {exc}")
+    if comment is None:
+        return TrustedComment(None, f"#{pr_number} has no comment of this agent")
+    name = f"comment {comment.id} on #{pr_number}"
+    editors, why = _editors(client, comment)
+    if editors is None:
+        return TrustedComment(None, f"ignored {name}: {why}")
+    people = [login for login in editors if login not in {comment.author_login, ACTIONS_BOT}]
+    for login in people:
+        allowed, access = _write_access(client, login)
+        if not allowed:
+            return TrustedComment(None, f"ignored {name}: edited by {login}, {access}")
+    if not people:
+        return TrustedComment(comment, f"{name} has no edits but this agent's")
+    return TrustedComment(comment, f"{name} was edited by {', '.join(people)}, with write access")
+
+
+def _editors(client: GitHubClient, comment: StickyComment) -> tuple[list[str] | None, str]:
+    """The editors, or None and why GitHub cannot tell."""
+    requester = client.repository.requester
+    variables = {"id": comment.node_id, "edits": MAX_CONTENT_EDITS}
+    query = {"query": _EDIT_HISTORY, "variables": variables}
+    try:
+        with client.api("reading its edit history"):
+            _, answer = requester.requestJsonAndCheck("POST", requester.graphql_url, input=query)
+    except GitHubError as exc:
+        return None, str(exc)
+    try:
+        editors, why = _editors_of(answer, comment)
+    except (AttributeError, KeyError, TypeError) as exc:
+        return None, f"GitHub's answer about its edit history is malformed ({exc!r})"
+    return editors, client._redact(why)  # GraphQL's messages are GitHub's, in one line
+
+
+def _editors_of(answer: Any, comment: StickyComment) -> tuple[list[str] | None, str]:
+    errors = answer.get("errors") if isinstance(answer, dict) else None
+    if errors:
+        messages = "; ".join(str(e.get("message", e)) for e in errors if isinstance(e, dict))
+        return None, f"GitHub did not answer for its edit history ({messages or errors})"
+    node = answer["data"]["node"]
+    if node is None or node.get("__typename") != "IssueComment":
+        return None, "GitHub knows no such comment any more"
+    if _login(node["author"]) != comment.author_login:
+        return None, "its author is not the one the REST API names"
+    if node["body"] != comment.body:
+        return None, "it changed while it was being checked"
+    edits = node["userContentEdits"]
+    if edits["totalCount"] > len(edits["nodes"]):
+        return None, f"it has {edits['totalCount']} edits, more than can be checked"
+    return _edit_logins(node)
+
+
+def _edit_logins(node: dict[str, Any]) -> tuple[list[str] | None, str]:
+    actors = [node["editor"]] if node["lastEditedAt"] is not None else []
+    for edit in node["userContentEdits"]["nodes"]:
+        actors += [edit["editor"]] + ([edit["deletedBy"]] if edit.get("deletedBy") else [])
+    editors: list[str] = []
+    for actor in actors:
+        login = _login(actor)
+        if login is None:
+            return None, "an edit was made by a deleted account"
+        if login not in editors:
+            editors.append(login)
+    return editors, ""
+
+
+def _login(actor: Any) -> str | None:
+    """The REST login of a GraphQL actor: bots get their "[bot]" back. None for a ghost."""
+    if not isinstance(actor, dict) or not actor.get("login"):
+        return None
+    login = str(actor["login"])
+    return f"{login}[bot]" if actor.get("__typename") == "Bot" else login
+
+
+# --- permission ---------------------------------------------------------------------------------
+
+
+def _write_access(client: GitHubClient, login: str) -> tuple[bool, str]:
+    """Whether ``login`` has write access, and how GitHub answered, for the reason."""
+    if login == ACTIONS_BOT:
+        return True, "the workflow's own bot"
+    path = f"/collaborators/{urllib.parse.quote(login, safe='')}/permission"
+    repository = client.repository
+    try:
+        with client.api(f"reading the permission of {login}"):
+            _, data = repository.requester.requestJsonAndCheck("GET", repository.url + path)
+    except GitHubError as exc:
+        return False, f"whose permission GitHub did not tell ({exc})"
+    if not isinstance(data, dict):
+        return False, "whose permission GitHub did not tell"
+    permission, role = data.get("permission"), data.get("role_name")
+    if permission in TRUSTED_ROLES or role in TRUSTED_ROLES:
+        return True, f"permission {permission}, role {role}"
+    return False, f"who has no write access (permission {permission}, role {role})"
