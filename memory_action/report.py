@@ -12,10 +12,16 @@ What the model wrote is untrusted Markdown. ``safe_markdown`` makes it harmless 
   ``<summary>``, HTML blocks at a line start) gets a zero-width space after ``<``: this module's
   reading of the Markdown is close to GitHub's, not identical, and must fail safe.
 - ``<!-- memory-agent:`` is broken everywhere (also in the memory diff), so no text we post can
-  carry a marker: the sticky comment of one agent cannot be spoofed by another's text.
+  carry a marker: the sticky comment of one agent cannot be spoofed by another's text. The words
+  ``memory-agent:proposal`` and ``memory-agent:item`` are broken too, in prose and in code: the
+  model cannot forge the proposal block or a checkbox of ``memory.proposals``.
+
+The comment may carry the proposal of ``memory.proposals`` (a checklist people can veto and a
+machine-readable block). It is ours, not the model's, and is inserted verbatim and never cut; it
+must stay within ``PROPOSAL_LIMIT`` characters, which leaves the rest of the comment room enough.
 
 Both documents have a size limit; when over it, the memory diff is cut first, then the review,
-each with a visible note. The marker, header and footer are never cut.
+each with a visible note. The marker, header, proposal and footer are never cut.
 """
 
 from __future__ import annotations
@@ -35,6 +41,10 @@ MARKER_PREFIX = "<!-- memory-agent:"
 COMMENT_TRUNCATED = "… truncated (see the job summary)"
 SUMMARY_TRUNCATED = "… truncated (the job summary has a size limit)"
 _NOTE_LIMIT = 1_000  # our own notes are one line; an error message pasted in must not crowd out
+# The proposal (checklist + block) of a comment; the fixed rest (marker, header, a note of at most
+# _NOTE_LIMIT characters escaped, footer) stays under 10,000, so the review and diff can always
+# be cut to make the comment fit.
+PROPOSAL_LIMIT = 40_000
 
 
 @dataclass(frozen=True)
@@ -61,6 +71,8 @@ class SummaryInput:
     save_note: str
     review_markdown: str
     approx_tokens: int
+    # The checklist of ``memory.proposals`` (pending proposals of a run that cannot comment).
+    proposal_markdown: str = ""
 
 
 def comment_marker(agent_name: str) -> str:
@@ -83,8 +95,16 @@ def render_comment(
     memory_diff: str,
     memory_note: str,
     run_url: str | None,
+    proposal_markdown: str = "",
 ) -> str:
-    """The sticky comment body: marker, header, review, memory changes, footer (≤ 65,536 chars)."""
+    """The sticky comment body: marker, header, review, proposal, memory changes, footer.
+
+    At most 65,536 characters. ``proposal_markdown`` (``memory.proposals.render_proposal``) is
+    inserted as is and never cut; ValueError when it is over ``PROPOSAL_LIMIT``.
+    """
+    if _utf16_len(proposal_markdown) > PROPOSAL_LIMIT:
+        raise ValueError(f"the proposal is over {PROPOSAL_LIMIT:,} characters")
+    proposal = proposal_markdown.strip("\n")
     fields = {
         "marker": comment_marker(agent_name),
         "agent_name": agent_name,
@@ -94,11 +114,16 @@ def render_comment(
 
     def build(review: str, diff: str) -> str:
         memory = _memory_section(note, diff)
-        return _template("comment.md", **fields, review=review, memory=memory)
+        return _template("comment.md", **fields, review=_join(review, proposal), memory=memory)
 
     review = safe_markdown(review_markdown) or "_The agent wrote no review._"
     diff = break_markers(memory_diff.strip("\n"))
     return _fit(build, review, diff, _Budget(COMMENT_LIMIT, _utf16_len, COMMENT_TRUNCATED))
+
+
+def _join(review: str, proposal: str) -> str:
+    """The review, then the proposal as blocks of their own (a blank line between)."""
+    return f"{review}\n\n{proposal}" if proposal else review
 
 
 def _memory_section(note: str, diff: str) -> str:
@@ -136,10 +161,11 @@ def render_summary(summary: SummaryInput) -> str:
 
     def build(review: str, diff: str) -> str:
         diff_text = _fenced(diff, "diff") if diff else "No memory changes."
-        return _template("summary.md", **fields, review=review, diff=diff_text)
+        return _template("summary.md", **fields, review=_join(review, proposal), diff=diff_text)
 
     review = safe_markdown(summary.review_markdown) or "_The agent wrote no review._"
     diff = summary.memory_diff.strip("\n")
+    proposal = summary.proposal_markdown.strip("\n")
     return _fit(build, review, diff, _Budget(SUMMARY_LIMIT, _utf8_len, SUMMARY_TRUNCATED))
 
 
@@ -189,6 +215,8 @@ _HTML_BLOCK_START = re.compile(
 # A GitHub mention with its dotted tail (``@pytest.fixture``); not an e-mail, not escaped.
 _MENTION = re.compile(r"(?<![\w`/\\])@[A-Za-z0-9][A-Za-z0-9-]*(?:[./][A-Za-z0-9_][\w-]*)*")
 _MARKER_START = re.compile(r"<!--(?=\s*memory-agent:)", re.I)
+# The words of the proposal block and its checkboxes (memory.proposals), even without "<!--".
+_PROPOSAL_WORD = re.compile(r"memory-agent(?=\s*:\s*(?:proposal|item))", re.I)
 _ZWSP = "\u200b"
 
 
@@ -200,8 +228,15 @@ def safe_markdown(text: str) -> str:
 
 
 def break_markers(text: str) -> str:
-    """Break every ``<!-- memory-agent:`` with a zero-width space, so it is no marker any more."""
-    return _MARKER_START.sub(f"<!-{_ZWSP}-", text)
+    """Break every ``<!-- memory-agent:`` with a zero-width space, so it is no marker any more.
+
+    ``memory-agent:proposal`` and ``memory-agent:item`` get one too, wherever they are.
+    """
+    return _break_proposal_words(_MARKER_START.sub(f"<!-{_ZWSP}-", text))
+
+
+def _break_proposal_words(text: str) -> str:
+    return _PROPOSAL_WORD.sub(lambda m: m.group(0) + _ZWSP, text)
 
 
 def _safe_prose(text: str) -> str:
@@ -215,7 +250,7 @@ def _safe_prose(text: str) -> str:
 
 
 def _escape_prose(text: str) -> str:
-    text = _TAG_START.sub("&lt;", text)
+    text = _break_proposal_words(_TAG_START.sub("&lt;", text))
     return _MENTION.sub(lambda m: f"`{m.group(0)}`", text)
 
 
