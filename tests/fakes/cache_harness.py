@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import io
+import os
 import shutil
-from collections.abc import Mapping
+import stat
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
@@ -95,3 +98,50 @@ class CacheHarness:
     def close(self) -> None:
         for store in self.stores:
             store.close()
+
+
+def tree(root: Path) -> dict[str, bytes | str]:
+    """Every entry under ``root`` by relative POSIX path: a file's bytes, "dir", or what else it
+    is (links are described, never followed). Empty when ``root`` does not exist."""
+    found: dict[str, bytes | str] = {}
+    for dirpath, dirnames, filenames in os.walk(root):
+        for name in (*dirnames, *filenames):
+            path = Path(dirpath, name)
+            mode = os.lstat(path).st_mode
+            rel = path.relative_to(root).as_posix()
+            if stat.S_ISLNK(mode):
+                found[rel] = f"symlink to {path.readlink()}"
+            elif stat.S_ISDIR(mode):
+                found[rel] = "dir"
+            elif stat.S_ISREG(mode):
+                found[rel] = path.read_bytes()
+            else:
+                found[rel] = f"special file {stat.filemode(mode)}"
+    return found
+
+
+def fast_tuning(sleeps: list[float], timeout: float = 1.0) -> CacheTuning:
+    """Short timeouts, and a retry clock that records its waits instead of sleeping."""
+    return CacheTuning(
+        timeouts=Timeouts(connect=timeout, rpc=timeout, blob=timeout),
+        clock=RetryClock(sleep=sleeps.append, random=lambda: 0.5),
+    )
+
+
+@contextmanager
+def default_tuning(tuning: CacheTuning) -> Iterator[None]:
+    """Within the block, every ``ActionsCacheStore`` built without a tuning (as
+    ``store/factory.py`` builds it inside ``main()``) gets ``tuning``.
+
+    It swaps the keyword default of ``ActionsCacheStore.__init__`` (``tuning=None``, read as
+    ``tuning or CacheTuning()``), so no production code needs a test-only switch.
+    """
+    defaults = ActionsCacheStore.__init__.__kwdefaults__
+    assert defaults is not None
+    assert "tuning" in defaults
+    previous = defaults["tuning"]
+    defaults["tuning"] = tuning
+    try:
+        yield
+    finally:
+        defaults["tuning"] = previous

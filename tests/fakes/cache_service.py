@@ -27,6 +27,7 @@ import re
 import secrets
 import socket
 import struct
+import sys
 import threading
 import xml.etree.ElementTree as ET
 from collections import deque
@@ -195,7 +196,7 @@ class FakeCacheService:
     # -- lifecycle ------------------------------------------------------------------------------
 
     def start(self) -> FakeCacheService:
-        server = ThreadingHTTPServer(("127.0.0.1", 0), _handler_for(self))
+        server = _Server(("127.0.0.1", 0), _handler_for(self))
         server.daemon_threads = True
         self._server = server
         self._thread = threading.Thread(
@@ -363,6 +364,17 @@ class FakeCacheService:
 
 
 # -- the HTTP side --------------------------------------------------------------------------------
+
+
+class _Server(ThreadingHTTPServer):
+    """Quiet when a client drops a kept-alive connection (it closes a response it did not read,
+    e.g. after an error status): socketserver would print that traceback to ``sys.stderr``,
+    where it would look like the action's own."""
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        if isinstance(sys.exc_info()[1], ConnectionError):
+            return
+        super().handle_error(request, client_address)
 
 
 @dataclass
