@@ -2,11 +2,15 @@
 
 Memory is loaded when the middleware is built (so a bad memory file fails the run before any
 model call) and re-read after each successful edit, so the next model call sees the edit.
+Secrets in memory (token formats, values the run masked) are redacted from the block the model
+sees, so it cannot repeat them in a review; edits that would store one are refused by the tools
+and listed in ``refusals``.
 """
 
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
+from dataclasses import replace
 from typing import Any
 
 from langchain.agents.middleware import (
@@ -19,6 +23,7 @@ from langchain.agents.middleware import (
 from langchain_core.messages import AIMessage, SystemMessage
 
 from memory_action.memory.render import render_memory_block
+from memory_action.memory.scrub import RefusalLog, redact
 from memory_action.memory.sources import MemoryFiles, MemorySource, load_sources
 from memory_action.memory.tools import make_memory_tools
 
@@ -28,10 +33,12 @@ _Result = ModelResponse[Any] | AIMessage | ExtendedModelResponse[Any]
 class MemoryMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
     """Appends the ``<agent_memory>`` block to the system message; contributes the edit tools."""
 
-    def __init__(self, files: MemoryFiles) -> None:
+    def __init__(self, files: MemoryFiles, *, refusals: RefusalLog | None = None) -> None:
         super().__init__()
         self.files = files
-        self.tools = make_memory_tools(files, on_edit=self._mark_dirty)
+        # Edits refused for holding a secret (kinds and times only), for the job summary.
+        self.refusals = RefusalLog() if refusals is None else refusals
+        self.tools = make_memory_tools(files, on_edit=self._mark_dirty, refusals=self.refusals)
         self._dirty = False
         self._sources = load_sources(files)
         self._block = self._render()
@@ -71,7 +78,11 @@ class MemoryMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
             self._block = self._render()
 
     def _render(self) -> str:
-        return render_memory_block(self._sources, self.files.writable.as_posix())
+        shown = [
+            replace(source, content=redact(source.content, self.files.masked)[0])
+            for source in self._sources
+        ]
+        return render_memory_block(shown, self.files.writable.as_posix())
 
     def _with_memory(self, request: ModelRequest[Any]) -> ModelRequest[Any]:
         block = self.memory_block()

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import os
 import stat
-from dataclasses import dataclass
+from collections.abc import Iterable
+from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
 from memory_action.errors import MemoryFileError
@@ -37,9 +38,14 @@ class MemoryFiles:
     read_only: tuple[PurePosixPath, ...]
     writable: PurePosixPath
     max_bytes: int
+    # Every value the run masked (``Workflow.masked_values``): edits that hold one are refused.
+    # Kept out of repr so that logging these settings can never print a secret.
+    masked: tuple[str, ...] = field(default=(), repr=False)
 
     @classmethod
-    def from_settings(cls, settings: Settings, workspace: Path) -> MemoryFiles:
+    def from_settings(
+        cls, settings: Settings, workspace: Path, masked: Iterable[str] = ()
+    ) -> MemoryFiles:
         writable = settings.memory_file
         # A source listed twice, or naming the writable file, is shown once (as writable).
         read_only = tuple(
@@ -52,6 +58,7 @@ class MemoryFiles:
             read_only=read_only,
             writable=writable,
             max_bytes=settings.max_memory_bytes,
+            masked=tuple(sorted(set(masked))),
         )
 
     def host_path(self, relative: PurePosixPath) -> Path:

@@ -1,8 +1,11 @@
 """``edit_file`` and ``write_file``: the model's only way to change memory, confined to one file.
 
 Every refusal is a message returned to the model (tools never raise into the agent loop), and
-nothing is written when a call is refused. Writes go through a temporary file in the same folder
-and a rename, after an ``lstat`` walk, so a symlink planted in restored memory is never followed.
+nothing is written when a call is refused. A call whose resulting text would hold a secret (a
+token format, a private key, or a value the run masked: see ``scrub``) is refused too, and recorded
+in a ``RefusalLog`` (kinds only, never values) for the job summary. Writes go through a temporary
+file in the same folder and a rename, after an ``lstat`` walk, so a symlink planted in restored
+memory is never followed.
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ from pathlib import Path, PurePosixPath
 from langchain_core.tools import BaseTool, StructuredTool
 from pydantic import BaseModel, Field
 
+from memory_action.memory.scrub import RefusalLog, SecretFinding, describe, find_secrets
 from memory_action.memory.sources import MemoryFiles, find_symlink, normalise_text
 
 _PATH_HELP = "Workspace-relative path of your writable memory file, as named in the guidelines."
@@ -37,17 +41,26 @@ class _WriteArgs(BaseModel):
 
 
 class _Refused(Exception):  # noqa: N818 - an outcome reported to the model, not a failure
-    """A call the tools refuse; its message goes back to the model."""
+    """A call the tools refuse; its message goes back to the model after ``Error: ``."""
+
+
+class _SecretRefused(_Refused):
+    """A call refused because its result would hold a secret; its message goes back as is."""
 
 
 def make_memory_tools(
-    files: MemoryFiles, on_edit: Callable[[], None] | None = None
+    files: MemoryFiles,
+    on_edit: Callable[[], None] | None = None,
+    *,
+    refusals: RefusalLog | None = None,
 ) -> list[BaseTool]:
     """``edit_file`` and ``write_file`` for the writable memory file of ``files``.
 
-    ``on_edit`` is called after every successful write (e.g. to re-read memory).
+    ``on_edit`` is called after every successful write (e.g. to re-read memory). A call whose
+    resulting text holds a secret (see ``scrub.find_secrets``, with ``files.masked``) is refused
+    and recorded in ``refusals``.
     """
-    editor = _MemoryEditor(files, on_edit)
+    editor = _MemoryEditor(files, on_edit, RefusalLog() if refusals is None else refusals)
     shown = files.writable.as_posix()
 
     def edit_file(
@@ -85,6 +98,8 @@ def make_memory_tools(
 def _guarded(action: Callable[[], str], shown: str) -> str:
     try:
         return action()
+    except _SecretRefused as refusal:
+        return str(refusal)
     except _Refused as refusal:
         return f"Error: {refusal}"
     except OSError as exc:
@@ -94,9 +109,12 @@ def _guarded(action: Callable[[], str], shown: str) -> str:
 class _MemoryEditor:
     """Reads and writes the writable memory file, one call at a time."""
 
-    def __init__(self, files: MemoryFiles, on_edit: Callable[[], None] | None) -> None:
+    def __init__(
+        self, files: MemoryFiles, on_edit: Callable[[], None] | None, refusals: RefusalLog
+    ) -> None:
         self._files = files
         self._on_edit = on_edit
+        self._refusals = refusals
         self._shown = files.writable.as_posix()
         self._path = files.host_path(files.writable)
         # ToolNode runs parallel tool calls in threads: keep read-modify-write atomic.
@@ -118,19 +136,20 @@ class _MemoryEditor:
                 raise _Refused(
                     f"old_string was not found in {self._shown}. Copy it exactly from the file "
                     "(whitespace and line breaks matter), or rewrite the file with write_file."
+                    + (_REDACTED_HINT if "[REDACTED " in old else "")
                 )
             if count > 1 and not replace_all:
                 raise _Refused(
                     f"old_string occurs {count} times in {self._shown}. Include more of the "
                     "surrounding text to make it unique, or set replace_all to true."
                 )
-            self._write(current, current.replace(old, new))
+            self._write(current, current.replace(old, new), tool="edit_file")
         return f"Edited {self._shown}" + (f" ({count} replacements)" if count > 1 else "")
 
     def write(self, file_path: str, content: str) -> str:
         self._check_path(file_path)
         with self._lock:
-            self._write(self._read(), _lf(content))
+            self._write(self._read(), _lf(content), tool="write_file")
         return f"Wrote {self._shown}"
 
     def _check_path(self, file_path: str) -> None:
@@ -178,7 +197,8 @@ class _MemoryEditor:
                 f"{self._shown} is not UTF-8 text; replace it whole with write_file."
             ) from None
 
-    def _write(self, before: str | None, after: str) -> None:
+    def _write(self, before: str | None, after: str, *, tool: str) -> None:
+        self._check_secrets(before, after, tool)
         self._check_budget(before, after)
         folder = self._path.parent
         folder.mkdir(parents=True, exist_ok=True)
@@ -195,6 +215,13 @@ class _MemoryEditor:
         if self._on_edit is not None:
             self._on_edit()
 
+    def _check_secrets(self, before: str | None, after: str, tool: str) -> None:
+        findings = find_secrets(after, self._files.masked)
+        if not findings:
+            return
+        self._refusals.record(tool, findings)
+        raise _SecretRefused(_secret_refusal(findings, before or "", after, self._shown))
+
     def _check_budget(self, before: str | None, after: str) -> None:
         size = len(after.encode("utf-8"))
         # A shrinking edit is always allowed: it is how an oversized file gets consolidated.
@@ -208,3 +235,24 @@ class _MemoryEditor:
 
 def _lf(text: str) -> str:
     return text.replace("\r\n", "\n")
+
+
+_REDACTED_HINT = (
+    " Text shown as [REDACTED ...] in your memory is a hidden secret that must not stay there: "
+    "rewrite the file with write_file, leaving it out."
+)
+
+
+def _secret_refusal(findings: list[SecretFinding], before: str, after: str, shown: str) -> str:
+    """What the model is told; it names the kinds of secret, never the values."""
+    added = [f for f in findings if after[f.start : f.end] not in before]
+    if added:
+        return (
+            f"Refused: the new text contains what looks like {describe(added)}. Memory must "
+            "never hold secrets; write the rule without the value."
+        )
+    return (
+        f"Refused: the new text still contains what looks like {describe(findings)}, which is "
+        f"already in {shown}. Memory must never hold secrets: leave the value out (rewrite the "
+        "file with write_file without it). Nothing was written."
+    )
