@@ -63,6 +63,7 @@ class RunContext:
     trust: Trust
     may_write: bool
     write_note: str  # why this run may not write ("" when it may)
+    commits: tuple[str, ...] = ()  # a push's commits, head first (to find merged PRs)
 
     @property
     def branch(self) -> str | None:
@@ -245,4 +246,14 @@ def load_context(env: Mapping[str, str], payload: Mapping[str, Any]) -> RunConte
         trust=trust,
         may_write=may_write,
         write_note=note,
+        commits=_pushed_commits(event, payload, env.get("GITHUB_SHA", "")),
     )
+
+
+def _pushed_commits(event: str, payload: Mapping[str, Any], sha: str) -> tuple[str, ...]:
+    """A push's commits, head first; a PR merged by this push is found through them."""
+    if event != "push":
+        return ()
+    from memory_action.github_promotion import push_commit_shas  # noqa: PLC0415 - small, pure
+
+    return tuple(push_commit_shas(payload)) or ((sha,) if sha else ())

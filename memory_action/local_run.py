@@ -24,6 +24,7 @@ from memory_action.gha import Workflow
 from memory_action.local_memory import open_store
 from memory_action.main import mask_secrets, model_factory
 from memory_action.settings import Secret, Settings, parse_settings
+from memory_action.store.hygiene import LocalLayerAdmin
 
 TOKEN_VARIABLES = ("GITHUB_TOKEN", "GH_TOKEN")
 
@@ -62,12 +63,14 @@ def review(args: argparse.Namespace, env: Mapping[str, str], workflow: Workflow)
         workspace = Path(temp)
         _copy_sources(Path(args.sources_dir), settings.memory_sources, workspace)
         context = _local_context(args, github, workspace, api_url)
+        store = open_store(args, env)
         services = pipeline.Services(
             workflow=workflow,
-            store=open_store(args, env),
+            store=store,
             store_note="",
             github=github,
             model_factory=model_factory(settings, env),
+            layer_admin=lambda _ref: LocalLayerAdmin(store),
         )
         result = pipeline.run(settings, context, services)
     print(result.response)

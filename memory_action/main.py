@@ -84,7 +84,7 @@ def build_services(
         store=choice.store,
         store_note=choice.note,
         store_write_note=choice.write_note,
-        pruner=choice.pruner,
+        layer_admin=choice.layer_admin,
         github=github,
         model_factory=build_model or model_factory(settings, env),
     )

@@ -73,6 +73,8 @@ class SummaryInput:
     approx_tokens: int
     # The checklist of ``memory.proposals`` (pending proposals of a run that cannot comment).
     proposal_markdown: str = ""
+    notes: Sequence[str] = ()  # merges, promotions, refused edits: one line each
+    changes_markdown: str = ""  # this run's changed entries with their provenance (a table)
 
 
 def comment_marker(agent_name: str) -> str:
@@ -157,6 +159,8 @@ def render_summary(summary: SummaryInput) -> str:
         "warning": _warning(summary.restore_warning),
         "sources": _sources_table(summary.loaded),
         "save_note": _safe_line(summary.save_note) or "Nothing to save.",
+        "notes": _notes(summary.notes),
+        "changes": f"\n{summary.changes_markdown.strip()}\n" if summary.changes_markdown else "",
     }
 
     def build(review: str, diff: str) -> str:
@@ -167,6 +171,10 @@ def render_summary(summary: SummaryInput) -> str:
     diff = summary.memory_diff.strip("\n")
     proposal = summary.proposal_markdown.strip("\n")
     return _fit(build, review, diff, _Budget(SUMMARY_LIMIT, _utf8_len, SUMMARY_TRUNCATED))
+
+
+def _notes(notes: Sequence[str]) -> str:
+    return "\n" + "".join(f"- {_safe_line(note)}\n" for note in notes) if notes else ""
 
 
 def _restored(summary: SummaryInput) -> str:

@@ -49,6 +49,7 @@ class MemoryScope:
     layer: Layer | None  # the layer save_key writes
     may_write: bool
     write_note: str  # why this run may not write ("" when it may)
+    committed_ref: str = ""  # the ref whose cache scope holds the committed entries
 
     def layer_of(self, key: str) -> Layer | None:
         """Which layer a restored key belongs to."""
@@ -143,7 +144,19 @@ def compute_scope(settings: Settings, context: RunContext) -> MemoryScope:
         layer=layer if save_key else None,
         may_write=may_write,
         write_note=note,
+        committed_ref=_committed_ref(settings, context),
     )
+
+
+def _committed_ref(settings: Settings, context: RunContext) -> str:
+    """Where committed saves land: the PR's merge ref, the branch, or the default branch."""
+    pr = context.pull_request
+    if settings.memory_scope is ScopeKind.PR:
+        return f"refs/pull/{pr.number}/merge" if pr is not None else ""
+    if settings.memory_scope is ScopeKind.REPO:
+        return f"refs/heads/{context.default_branch}"
+    branch = pr.base_ref if pr is not None and pr.base_ref else context.branch
+    return f"refs/heads/{branch or context.default_branch}"
 
 
 def _check_keys(restore: RestoreKeys | None, save_key: str | None) -> None:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from langchain.agents.middleware import AgentMiddleware
@@ -15,6 +15,7 @@ from memory_action.agent.prompts import system_prompt, task_message
 from memory_action.agent.runner import AgentOutcome, run_agent
 from memory_action.context import RunContext, Trust
 from memory_action.memory.middleware import MemoryMiddleware
+from memory_action.memory.scrub import RefusalLog
 from memory_action.memory.sources import MemoryFiles
 from memory_action.pull_request import PullRequestReader
 from memory_action.settings import Mode, Settings
@@ -28,12 +29,13 @@ class AgentSession:
     context: RunContext
     mode: Mode  # review or maintenance (auto is resolved by the pipeline)
     files: MemoryFiles
+    refusals: RefusalLog = field(default_factory=RefusalLog)  # edits refused, for the summary
 
     def run(self, model: BaseChatModel, reader: PullRequestReader | None) -> AgentOutcome:
         disable_tracing()
         memory = self.settings.enable_memory
         middleware: list[AgentMiddleware[Any, Any, Any]] = (
-            [MemoryMiddleware(self.files)] if memory else []
+            [MemoryMiddleware(self.files, refusals=self.refusals)] if memory else []
         )
         tools: list[BaseTool] = make_pr_tools(reader) if reader is not None else []
         return run_agent(

@@ -163,8 +163,11 @@ class ActionsCacheStore:
     # -- restore ------------------------------------------------------------------------------
 
     def restore(self, keys: RestoreKeys, folder: Path) -> RestoreResult:
-        """Restore the newest matching entry into ``folder``; leave it untouched on a miss."""
-        self._check_folder(folder)
+        """Restore the newest matching entry into ``folder``; leave it untouched on a miss.
+
+        ``folder`` may be any folder (the entry's memory folder is extracted into it): runs read
+        older entries into scratch folders to merge them.
+        """
         problem = key_problem(keys.all())
         if problem is not None:
             return RestoreResult.miss(warning=f"not restoring from the {self.name}: {problem}")

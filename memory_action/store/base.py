@@ -69,10 +69,28 @@ class MemoryStore(Protocol):
         ...
 
 
+@dataclass(frozen=True)
+class ListedEntry:
+    key: str
+    created: float  # seconds since the epoch
+
+
+class EntryLister(Protocol):
+    """Lists a layer's entries, so a restore can find heads that raced and merge them."""
+
+    def list_entries(self, prefix: str) -> list[ListedEntry]:
+        """Entries whose key starts with ``prefix``, newest first ([] when not allowed)."""
+        ...
+
+
 class SupersededPruner(Protocol):
     """Deletes entries a new save supersedes, so per-run keys do not fill the cache budget."""
 
-    def prune(self, *, prefix: str, restored_key: str | None, saved_key: str) -> int:
-        """Delete entries under ``prefix`` created at or before ``restored_key``'s entry
-        (never ``saved_key``, never a newer one); how many were deleted."""
+    def prune(self, *, prefix: str, superseded: frozenset[str], saved_key: str) -> int:
+        """Delete the entries under ``prefix`` whose keys are in ``superseded`` (their content
+        is in the new save); never ``saved_key``, never any other. How many were deleted."""
         ...
+
+
+class LayerAdmin(EntryLister, SupersededPruner, Protocol):
+    """Lists and prunes the entries of one ref's scope."""

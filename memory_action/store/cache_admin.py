@@ -64,7 +64,16 @@ class CacheAdmin:
     def from_token(
         cls, token: str, repository: str, workflow: Workflow, api_url: str
     ) -> CacheAdmin:
-        client = Github(auth=Auth.Token(token), base_url=api_url, api_version=API_VERSION)
+        client = Github(
+            auth=Auth.Token(token),
+            base_url=api_url,
+            api_version=API_VERSION,
+            timeout=30,
+            retry=None,  # hygiene is best effort: a failed call is skipped, never waited on
+            # A run lists once and deletes a few entries: PyGithub's pauses only add latency.
+            seconds_between_requests=None,
+            seconds_between_writes=None,
+        )
         return cls(client.requester, repository, workflow)
 
     def list_entries(self, key_prefix: str, ref: str) -> list[CacheEntryInfo]:
@@ -138,6 +147,23 @@ class CacheAdmin:
             deleted += outcome
         if deleted:
             self._workflow.info(f"Deleted {deleted} superseded cache entries of {prefix} in {ref}")
+        return deleted
+
+    def delete_keys(
+        self, prefix: str, ref: str, keys: frozenset[str], *, keep_key: str, version: str | None
+    ) -> int:
+        """Delete the entries of ``prefix`` in ``ref`` whose key is in ``keys`` (not
+        ``keep_key``; only ``version`` when given). Refused (403): stop quietly."""
+        deleted = 0
+        for entry in self.list_entries(prefix, ref):
+            if entry.key not in keys or entry.key == keep_key:
+                continue
+            if version is not None and entry.version != version:
+                continue
+            outcome = self._delete(entry)
+            if outcome is None:
+                break
+            deleted += outcome
         return deleted
 
     def _delete(self, entry: CacheEntryInfo) -> int | None:

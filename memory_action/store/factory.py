@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 from memory_action.context import RunContext
 from memory_action.gha import Workflow
 from memory_action.settings import Settings
-from memory_action.store.base import MemoryStore, SupersededPruner
+from memory_action.store.base import LayerAdmin, MemoryStore
 
 if TYPE_CHECKING:
     from memory_action.store.actions_cache import ActionsCacheStore
@@ -23,7 +23,7 @@ class StoreChoice:
     store: MemoryStore | None
     note: str = ""  # why there is no store
     write_note: str = ""  # why the store will not take saves ("" when it will)
-    pruner: SupersededPruner | None = None  # deletes superseded cache entries after a save
+    layer_admin: Callable[[str], LayerAdmin] | None = None  # lists and prunes a ref's entries
 
 
 def actions_store(
@@ -44,26 +44,29 @@ def actions_store(
         if not config.may_read:
             workflow.notice(f"ACTIONS_CACHE_MODE={config.mode}: memory is not restored.")
         note = "" if config.may_write else f"ACTIONS_CACHE_MODE={config.mode} forbids cache writes"
-        return StoreChoice(
-            store, write_note=note, pruner=_pruner(settings, context, store, workflow)
-        )
+        admin = _cache_admin(settings, context, store, workflow)
+        return StoreChoice(store, write_note=note, layer_admin=admin)
     store_dir = env.get(STORE_DIR_VARIABLE, "").strip()
     if store_dir:
+        from memory_action.store.hygiene import LocalLayerAdmin  # noqa: PLC0415
         from memory_action.store.local import LocalDirectoryStore  # noqa: PLC0415
 
-        return StoreChoice(LocalDirectoryStore(Path(store_dir)))
+        local = LocalDirectoryStore(Path(store_dir))
+        return StoreChoice(local, layer_admin=lambda _ref: LocalLayerAdmin(local))
     return StoreChoice(None, decision.reason)
 
 
-def _pruner(
+def _cache_admin(
     settings: Settings, context: RunContext, store: ActionsCacheStore, workflow: Workflow
-) -> SupersededPruner | None:
+) -> Callable[[str], LayerAdmin] | None:
+    """The cache REST API through the workflow token (``actions: read`` lists, ``actions:
+    write`` deletes; without them it quietly does nothing)."""
     if not settings.github_token:
         return None
     from memory_action.store.cache_admin import CacheAdmin  # noqa: PLC0415
-    from memory_action.store.hygiene import CachePruner  # noqa: PLC0415
+    from memory_action.store.hygiene import CacheLayerAdmin  # noqa: PLC0415
 
     admin = CacheAdmin.from_token(
         settings.github_token.reveal(), context.repository, workflow, context.api_url
     )
-    return CachePruner(admin=admin, ref=context.ref, version=store.version)
+    return lambda ref: CacheLayerAdmin(admin=admin, ref=ref, version=store.version)

@@ -1,27 +1,53 @@
-"""Cache hygiene: after a save, delete the entries it supersedes (needs ``actions: write``).
+"""Cache hygiene: list a layer's entries, and delete the ones a new save supersedes.
 
-Every save is a new immutable entry, so without this each run would leave one more entry in the
-repository's 10 GB cache budget. Only entries created at or before the one this run restored are
-deleted: their content is in the new save. A newer entry (another run saved after this one
-restored) is kept, so concurrent runs never lose each other's memory.
+Every save is a new immutable entry, so without pruning each run would leave one more entry in
+the repository's 10 GB cache budget. Only the entries whose content the new save holds (the
+heads this run merged) are deleted: an entry another run saved after this one restored is kept,
+so concurrent runs never lose each other's memory. Listing needs ``actions: read``, deleting
+``actions: write``; without them both are skipped quietly.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+from memory_action.store.base import ListedEntry
 from memory_action.store.cache_admin import CacheAdmin
+from memory_action.store.local import LocalDirectoryStore
+
+MAX_LISTED = 32  # the newest entries considered when looking for heads that raced
 
 
 @dataclass(frozen=True)
-class CachePruner:
+class LocalLayerAdmin:
+    """The local store's entries; nothing is pruned: they are the history ``memory diff`` shows."""
+
+    store: LocalDirectoryStore
+
+    def list_entries(self, prefix: str) -> list[ListedEntry]:
+        entries = self.store.entries(prefix)[:MAX_LISTED]
+        return [ListedEntry(e.key, e.created.timestamp()) for e in entries]
+
+    def prune(self, *, prefix: str, superseded: frozenset[str], saved_key: str) -> int:
+        del prefix, superseded, saved_key
+        return 0
+
+
+@dataclass(frozen=True)
+class CacheLayerAdmin:
     admin: CacheAdmin
-    ref: str  # where this run's saves land (GITHUB_REF)
+    ref: str  # the ref whose scope holds the entries (where this layer's saves land)
     version: str  # only entries of our archive version
 
-    def prune(self, *, prefix: str, restored_key: str | None, saved_key: str) -> int:
-        if restored_key is None or not restored_key.startswith(prefix):
-            return 0  # restored from another layer: nothing of this prefix is superseded
-        return self.admin.delete_superseded(
-            prefix, self.ref, restored_key, None, saved_key, version=self.version
+    def list_entries(self, prefix: str) -> list[ListedEntry]:
+        entries = [
+            e for e in self.admin.list_entries(prefix, self.ref) if e.version == self.version
+        ]
+        return [ListedEntry(e.key, e.created_at.timestamp()) for e in entries[:MAX_LISTED]]
+
+    def prune(self, *, prefix: str, superseded: frozenset[str], saved_key: str) -> int:
+        if not superseded:
+            return 0
+        return self.admin.delete_keys(
+            prefix, self.ref, superseded, keep_key=saved_key, version=self.version
         )

@@ -1,0 +1,228 @@
+"""Memory in layers: restore committed memory (merging entries that raced), re-apply a pull
+request's overlay on top, and save so that nothing committed meanwhile is lost.
+
+Entries are immutable and every save has its own key, so two runs that raced leave two
+"heads". Each entry records the text its run started from (``EntryState.base``) and the keys it
+already holds (``parents``); a three-way merge of each head's own changes onto the newest keeps
+every run's additions. See the design's "Scope and trust" and "Memory" sections.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from memory_action.memory.merge import Head, merge_heads, merge_text
+from memory_action.memory.provenance import Provenance
+from memory_action.memory.provenance import merge as merge_provenance
+from memory_action.memory.scrub import describe, redact
+from memory_action.memory.state import (
+    MAX_PARENTS,
+    PROVENANCE_FILE,
+    EntryState,
+    load_state,
+    read_memory,
+    sanitize_folder,
+    write_memory,
+)
+from memory_action.scope import Layer, MemoryScope
+from memory_action.store.base import (
+    EntryLister,
+    MemoryStore,
+    RestoreKeys,
+    RestoreResult,
+)
+
+
+@dataclass(frozen=True)
+class Fetched:
+    """One restored entry, read and validated."""
+
+    result: RestoreResult
+    text: str = ""
+    state: EntryState | None = None
+    provenance: Provenance = field(default_factory=lambda: Provenance({}))
+    removed: tuple[str, ...] = ()  # unexpected files dropped from the entry
+    secrets: tuple[str, ...] = ()  # kinds of secrets redacted from it
+
+    @property
+    def key(self) -> str | None:
+        return self.result.matched_key if self.result.hit else None
+
+    def holds(self) -> frozenset[str]:
+        """This entry's key and every key it says it already holds."""
+        parents = self.state.parents if self.state else ()
+        return frozenset({*(parents), *([self.key] if self.key else [])})
+
+
+def fetch(
+    store: MemoryStore, keys: RestoreKeys, folder: Path, masked: Iterable[str] = ()
+) -> Fetched:
+    """Restore into ``folder`` (a scratch folder) and read what came back, with any secret in
+    it redacted: restored memory is untrusted, and nothing in it may travel on."""
+    result = store.restore(keys, folder)
+    if not result.hit:
+        return Fetched(result)
+    removed = tuple(sanitize_folder(folder))
+    text, found = redact(read_memory(folder, f"the cache entry {result.matched_key}"), masked)
+    state = load_state(folder)
+    if state is not None:
+        base, found_in_base = redact(state.base, masked)
+        state, found = dataclasses.replace(state, base=base), [*found, *found_in_base]
+    return Fetched(
+        result=result,
+        text=text,
+        state=state,
+        provenance=Provenance.load(folder / PROVENANCE_FILE),
+        removed=removed,
+        secrets=tuple(finding.kind for finding in found),
+    )
+
+
+@dataclass(frozen=True)
+class Committed:
+    newest: Fetched
+    text: str  # every head merged
+    holds: frozenset[str]  # the keys whose content ``text`` holds
+    provenance: Provenance
+    notes: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class StartingMemory:
+    """What a run starts from, and what it needs to save without losing anything."""
+
+    restored: RestoreResult  # reported in the outputs: the overlay's match, else committed's
+    committed: Committed
+    overlay: Fetched | None
+    text: str  # what the agent starts from
+    provenance: Provenance
+    notes: tuple[str, ...]
+
+    @property
+    def layer_text(self) -> str:
+        """What the layer this run saves to holds now: a save is needed only if it differs."""
+        if self.overlay is not None and self.overlay.key:
+            return self.overlay.text
+        return self.committed.newest.text
+
+
+@dataclass(frozen=True)
+class LayerStore:
+    """The store and what a run may do with it."""
+
+    store: MemoryStore
+    scratch: Path  # an empty folder for restores that are read, not used as memory
+    lister: Callable[[str], EntryLister] | None = None  # by ref; None: no head merging
+    lossless: bool = True  # False only to measure what newest-entry-wins loses
+    masked: frozenset[str] = frozenset()  # values the run masked: redacted from what is read
+
+
+def restore_layers(
+    layers: LayerStore, scope: MemoryScope, overlay: Fetched | None = None
+) -> StartingMemory:
+    """Committed memory with its heads merged, then the overlay (restored here, or given)."""
+    committed = restore_committed(layers, scope)
+    if overlay is None and scope.overlay_prefix:
+        keys, folder = RestoreKeys(scope.overlay_prefix), layers.scratch / "overlay"
+        overlay = fetch(layers.store, keys, folder, layers.masked)
+    text, provenance, notes = committed.text, committed.provenance, list(committed.notes)
+    if overlay is not None and overlay.result.hit:
+        base = overlay.state.base if overlay.state and overlay.state.layer == "overlay" else ""
+        merged = merge_text(base, committed.text, overlay.text)
+        text, provenance = merged.text, merge_provenance(overlay.provenance, provenance)
+        notes.append("re-applied this pull request's memory on top of the committed memory")
+    restored = overlay.result if overlay is not None and overlay.key else committed.newest.result
+    found = [*committed.newest.secrets, *(overlay.secrets if overlay is not None else ())]
+    if found:
+        notes.append(f"redacted {describe(found)} found in the restored memory")
+    return StartingMemory(restored, committed, overlay, text, provenance, tuple(notes))
+
+
+def restore_committed(layers: LayerStore, scope: MemoryScope) -> Committed:
+    empty = Committed(Fetched(RestoreResult.miss()), "", frozenset(), Provenance({}))
+    if not scope.committed_prefix:
+        return empty
+    newest = fetch(
+        layers.store, RestoreKeys(scope.committed_prefix), layers.scratch / "newest", layers.masked
+    )
+    if newest.key is None:
+        return Committed(newest, "", frozenset(), Provenance({}))
+    heads = _heads(layers, scope, newest)
+    if len(heads) <= 1:
+        return Committed(newest, newest.text, newest.holds(), newest.provenance)
+    merged = merge_heads([Head(h.text, _base_of(h), h.key or "", created) for h, created in heads])
+    provenance = newest.provenance
+    holds: frozenset[str] = frozenset()
+    for head, _ in heads:
+        provenance = merge_provenance(provenance, head.provenance)
+        holds |= head.holds()
+    note = f"merged {len(heads)} committed memory entries saved by runs that raced"
+    return Committed(newest, merged.text, holds, provenance, (note,))
+
+
+def _base_of(entry: Fetched) -> str:
+    return entry.state.base if entry.state is not None else ""
+
+
+def _heads(layers: LayerStore, scope: MemoryScope, newest: Fetched) -> list[tuple[Fetched, float]]:
+    """Entries of the committed prefix that no other entry holds (the newest always counts)."""
+    if layers.lister is None or not layers.lossless or not scope.committed_prefix:
+        return [(newest, 0.0)]
+    listed = layers.lister(scope.committed_ref).list_entries(scope.committed_prefix)
+    if len(listed) <= 1:
+        return [(newest, 0.0)]
+    entries: list[tuple[Fetched, float]] = []
+    for number, entry in enumerate(listed):
+        if entry.key == newest.key:
+            entries.append((newest, entry.created))
+            continue
+        folder = layers.scratch / f"head-{number}"
+        fetched = fetch(layers.store, RestoreKeys(entry.key), folder, layers.masked)
+        if fetched.key == entry.key:
+            entries.append((fetched, entry.created))
+    held = frozenset().union(*(f.holds() - {f.key} for f, _ in entries))
+    return [(f, created) for f, created in entries if f.key not in held]
+
+
+def prepare_save(
+    layers: LayerStore,
+    scope: MemoryScope,
+    start: StartingMemory,
+    final: str,
+    provenance: Provenance,
+) -> tuple[str, EntryState, Provenance, frozenset[str], tuple[str, ...]]:
+    """The text, state and provenance to save, merged with anything committed since the start."""
+    if scope.layer is Layer.OVERLAY:
+        parents = frozenset({start.overlay.key} if start.overlay and start.overlay.key else ())
+        state = EntryState("overlay", base=start.committed.text, parents=_capped(parents))
+        return final, state, provenance, parents, ()
+    holds, text = start.committed.holds, final
+    notes: tuple[str, ...] = ()
+    if layers.lossless and scope.committed_prefix:
+        newest = fetch(
+            layers.store,
+            RestoreKeys(scope.committed_prefix),
+            layers.scratch / "before-save",
+            layers.masked,
+        )
+        if newest.key is not None and newest.key not in holds:
+            text = merge_text(start.committed.text, newest.text, final).text
+            provenance = merge_provenance(provenance, newest.provenance)
+            holds = holds | newest.holds()
+            notes = (f"merged {newest.key}, saved by another run while this one ran",)
+    state = EntryState("committed", base=start.committed.text, parents=_capped(holds))
+    return text, state, provenance, holds, notes
+
+
+def _capped(keys: frozenset[str]) -> tuple[str, ...]:
+    return tuple(sorted(keys))[-MAX_PARENTS:]
+
+
+def write_entry(folder: Path, text: str, state: EntryState, provenance: Provenance) -> None:
+    """Lay out a memory folder as an entry: AGENTS.md, the provenance sidecar, the state."""
+    write_memory(folder, text)
+    provenance.dump(folder / PROVENANCE_FILE)
+    state.dump(folder)

@@ -1,0 +1,118 @@
+"""What a memory entry carries besides AGENTS.md, and which files a restored entry may hold.
+
+Every saved entry holds ``.memory-agent/state.json``: the layer, the AGENTS.md text the saving
+run started from (``base``) and the keys it merged (``parents``). With them a later run can
+three-way merge entries that raced, and re-apply a pull request's overlay on newer committed
+memory. Restored entries are untrusted: anything but the expected files is removed, and a state
+file that does not validate is ignored.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from memory_action.errors import MemoryFileError
+from memory_action.memory.sources import normalise_text
+
+MEMORY_FILE = "AGENTS.md"
+PROVENANCE_FILE = "provenance.json"
+STATE_DIR = ".memory-agent"
+STATE_FILE = f"{STATE_DIR}/state.json"
+EXPECTED_FILES = frozenset({MEMORY_FILE, PROVENANCE_FILE, STATE_FILE})
+STATE_FORMAT = 1
+MAX_STATE_BYTES = 2 * 1024 * 1024
+MAX_PARENTS = 64
+
+
+@dataclass(frozen=True)
+class EntryState:
+    layer: str  # "committed" or "overlay"
+    base: str  # the AGENTS.md text the saving run started from (an overlay: applies on top of)
+    parents: tuple[str, ...] = ()  # keys whose content this entry already holds
+
+    def to_json(self) -> str:
+        document = {
+            "format": STATE_FORMAT,
+            "layer": self.layer,
+            "base": self.base,
+            "parents": list(self.parents),
+        }
+        return json.dumps(document, indent=1, sort_keys=True, ensure_ascii=False) + "\n"
+
+    def dump(self, folder: Path) -> None:
+        path = folder / STATE_FILE
+        path.parent.mkdir(parents=True, exist_ok=True)
+        temp = path.with_suffix(".tmp")
+        temp.write_text(self.to_json(), encoding="utf-8")
+        temp.replace(path)
+
+
+def load_state(folder: Path) -> EntryState | None:
+    """The entry's state, or None when absent or invalid (an entry from an older version, or
+    one that was tampered with: it is then treated as having no history)."""
+    path = folder / STATE_FILE
+    try:
+        if path.is_symlink() or not path.is_file() or path.stat().st_size > MAX_STATE_BYTES:
+            return None
+        document = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+        return None
+    return _parse_state(document)
+
+
+def _parse_state(document: Any) -> EntryState | None:
+    if not isinstance(document, dict) or document.get("format") != STATE_FORMAT:
+        return None
+    layer, base, parents = document.get("layer"), document.get("base"), document.get("parents")
+    if layer not in ("committed", "overlay") or not isinstance(base, str):
+        return None
+    if not isinstance(parents, list) or len(parents) > MAX_PARENTS:
+        return None
+    if not all(isinstance(parent, str) and len(parent) <= 512 for parent in parents):
+        return None
+    return EntryState(layer=layer, base=base, parents=tuple(parents))
+
+
+def sanitize_folder(folder: Path) -> list[str]:
+    """Remove everything in a restored folder but the expected regular files; what was removed."""
+    if not folder.is_dir():
+        return []
+    removed: list[str] = []
+    for path in sorted(folder.rglob("*"), key=lambda p: len(p.parts), reverse=True):
+        relative = path.relative_to(folder).as_posix()
+        if path.is_symlink() or (path.is_file() and relative not in EXPECTED_FILES):
+            path.unlink()
+            removed.append(relative)
+        elif path.is_dir() and not path.is_symlink() and relative != STATE_DIR:
+            shutil.rmtree(path)
+            removed.append(relative + "/")
+        elif not path.is_dir() and not path.is_file():
+            path.unlink()  # a fifo or device
+            removed.append(relative)
+    return removed
+
+
+def read_memory(folder: Path, where: str) -> str:
+    """AGENTS.md's text ("" when missing); ``MemoryFileError`` when it is not UTF-8 text."""
+    path = folder / MEMORY_FILE
+    if path.is_symlink() or not path.is_file():
+        return ""
+    try:
+        return normalise_text(path.read_bytes().decode("utf-8"))
+    except (OSError, UnicodeDecodeError) as exc:
+        raise MemoryFileError(
+            f"The memory restored from {where} cannot be read as UTF-8 text ({exc}); "
+            "delete that cache entry or fix it."
+        ) from None
+
+
+def write_memory(folder: Path, text: str) -> None:
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / MEMORY_FILE
+    temp = folder / f".{MEMORY_FILE}.tmp"
+    temp.write_text(text, encoding="utf-8")
+    temp.replace(path)

@@ -1,0 +1,115 @@
+"""Memory a pull request learned becomes committed memory when, and only when, it is merged.
+
+A PR's runs keep what they learned in their own cache scope, which the base branch's runs
+cannot read, so it also travels in the PR's sticky comment: a checklist people can veto and a
+hidden block (``memory.proposals``). After the merge, the trusted ``push`` run on the base branch
+finds the merged PRs of its commits, reads their comments (ignoring any edited by someone
+without write access), and merges the ticked items into committed memory, keeping each item's
+original provenance.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+from memory_action.context import READ_ONLY_CACHE_EVENTS
+from memory_action.errors import GitHubError
+from memory_action.layers import Fetched, StartingMemory
+from memory_action.memory.merge import merge_text
+from memory_action.memory.proposals import (
+    InvalidProposalError,
+    Proposal,
+    apply_items,
+    checked_items,
+    decode_block,
+)
+from memory_action.memory.provenance import Provenance, Stamp, carry, stamp_for_run, update
+from memory_action.memory.state import EntryState
+from memory_action.pipeline import Plan, saves_committed
+from memory_action.report import comment_marker
+from memory_action.scope import Layer
+from memory_action.settings import ScopeKind
+from memory_action.store.base import RestoreResult
+
+
+def promote(plan: Plan, start: StartingMemory) -> StartingMemory:
+    """On a trusted push to the committed branch: apply the merged PRs' ticked proposals."""
+    github, context = plan.services.github, plan.context
+    if github is None or context.event_name != "push" or not saves_committed(plan):
+        return start
+    if plan.scope.kind is ScopeKind.PR or context.branch is None:
+        return start
+    try:
+        merged = github.merged_pull_requests(list(context.commits), context.branch)
+    except GitHubError as exc:
+        plan.log.warning(
+            f"Merged pull requests could not be looked up, so none of their memory proposals "
+            f"was promoted (re-run this job to retry): {exc}"
+        )
+        return start
+    text, provenance, notes = start.text, start.provenance, list(start.notes)
+    stamp = stamp_for_run(context, plan.services.clock())
+    marker = comment_marker(plan.settings.agent_name)
+    for pull in merged:
+        comment, reason = github.trusted_comment(pull.number, marker)
+        if comment is None:
+            notes.append(f"nothing promoted from #{pull.number}: {reason}")
+            continue
+        proposal = decode_block(comment.body, plan.settings.agent_name)
+        if proposal is None or proposal.pr != pull.number:
+            notes.append(f"nothing promoted from #{pull.number}: no valid memory proposal")
+            continue
+        before = text
+        text, stamps, count = _apply(proposal, comment.body, text)
+        provenance = carry(update(provenance, before, text, stamp), stamps)
+        notes.append(f"promoted {count} ticked memory change(s) of #{pull.number}")
+    for note in notes[len(start.notes) :]:
+        plan.log.info(f"Memory: {note}")
+    return dataclasses.replace(start, text=text, provenance=provenance, notes=tuple(notes))
+
+
+def _apply(proposal: Proposal, body: str, text: str) -> tuple[str, dict[str, Stamp], int]:
+    """Merge the ticked items onto ``text``; the original stamps of the lines they add."""
+    items = checked_items(body, proposal)
+    try:
+        accepted = apply_items(proposal.base, items)
+    except InvalidProposalError:
+        return text, {}, 0
+    stamps: dict[str, Stamp] = {}
+    for item in items:
+        stamp = _stamp(item.stamp)
+        for line in item.added:
+            if stamp is not None and line.strip():
+                stamps[line.strip()] = stamp
+    return merge_text(proposal.base, text, accepted).text, stamps, len(items)
+
+
+def _stamp(raw: object) -> Stamp | None:
+    try:
+        return Stamp.from_json(raw)
+    except ValueError:
+        return None
+
+
+def overlay_from_comment(plan: Plan) -> Fetched | None:
+    """A PR's memory for runs that cannot read its cache scope (``issue_comment``,
+    ``pull_request_target`` run on the default branch): the proposal in its sticky comment."""
+    github, pr = plan.services.github, plan.context.pull_request
+    if github is None or pr is None or plan.context.event_name not in READ_ONLY_CACHE_EVENTS:
+        return None
+    if plan.scope.overlay_prefix is None:
+        return None
+    comment = github.sticky_comment(pr.number, comment_marker(plan.settings.agent_name))
+    proposal = decode_block(comment.body, plan.settings.agent_name) if comment else None
+    if comment is None or proposal is None or proposal.pr != pr.number:
+        return None
+    try:
+        text = apply_items(proposal.base, checked_items(comment.body, proposal))
+    except InvalidProposalError:
+        return None
+    return Fetched(
+        result=RestoreResult(hit=True, matched_key=None),
+        text=text,
+        state=EntryState(Layer.OVERLAY.value, base=proposal.base),
+        provenance=Provenance({}),
+    )
