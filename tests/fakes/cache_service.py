@@ -282,6 +282,32 @@ class FakeCacheService:
         with self._lock:
             return [entry for entry in self.entries.values() if entry.finalized]
 
+    def rest_list(self, key_prefix: str, ref: str) -> list[dict[str, Any]]:
+        """``GET /repos/{o}/{r}/actions/caches`` as GitHub answers it (newest first)."""
+        with self._lock:
+            entries = [
+                e
+                for e in self.visible()
+                if e.key.startswith(key_prefix) and (not ref or e.scope == ref)
+            ]
+        entries.sort(key=lambda e: (e.created_at, e.sequence), reverse=True)
+        return [
+            {
+                "id": e.id,
+                "ref": e.scope,
+                "key": e.key,
+                "version": e.version,
+                "created_at": e.created_at.isoformat().replace("+00:00", "Z"),
+                "last_accessed_at": e.created_at.isoformat().replace("+00:00", "Z"),
+                "size_in_bytes": len(e.data or b""),
+            }
+            for e in entries
+        ]
+
+    def rest_delete(self, entry_id: int) -> bool:
+        with self._lock:
+            return self.entries.pop(entry_id, None) is not None
+
     def find(self, key: str) -> Entry | None:
         return next((entry for entry in self.visible() if entry.key == key), None)
 

@@ -13,7 +13,7 @@ import re
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 from urllib.parse import parse_qs, unquote, urlsplit
 
 import requests
@@ -40,6 +40,7 @@ class FakePullRequest:
     head_ref: str = "retry-fetcher"
     files: list[dict[str, Any]] = field(default_factory=list)
     contents: dict[str, str] = field(default_factory=dict)  # path → text at the head commit
+    merged_in: str | None = None  # the commit sha that merged it (None: open)
 
 
 @dataclass
@@ -50,6 +51,20 @@ class FakeGitHub:
     read_only: bool = False
     next_id: int = 1000
     calls: list[tuple[str, str]] = field(default_factory=list)
+    # login → permission (admin | maintain | write | triage | read); others: 404
+    permissions: dict[str, str] = field(default_factory=dict)
+    # comment id → logins that edited it (besides the bot's own writes)
+    edits: dict[int, list[str]] = field(default_factory=dict)
+    cache: CacheRest | None = None  # answers the cache REST API; None: 403 (no permission)
+
+    def merge(self, number: int, sha: str) -> None:
+        self.pulls[number].merged_in = sha
+
+    def edit_comment_as(self, number: int, login: str, body: str) -> None:
+        """A person edits our sticky comment (e.g. unticks an item)."""
+        [comment] = self.comments[number]
+        comment["body"] = body
+        self.edits.setdefault(comment["id"], []).append(login)
 
     def add_pull(self, pull: FakePullRequest) -> FakePullRequest:
         self.pulls[pull.number] = pull
@@ -68,10 +83,17 @@ class FakeGitHub:
                 ("GET", r"/issues/(\d+)/comments", self._list_comments),
                 ("POST", r"/issues/(\d+)/comments", self._create_comment),
                 ("PATCH", r"/issues/comments/(\d+)", self._edit_comment),
+                ("GET", r"/issues/comments/(\d+)", self._get_comment),
+                ("GET", r"/commits/([0-9a-f]+)/pulls", self._commit_pulls),
+                ("GET", r"/collaborators/([^/?]+)/permission", self._permission),
+                ("GET", r"/actions/caches", self._list_caches),
+                ("DELETE", r"/actions/caches/(\d+)", self._delete_cache),
             ]
             for method, path, handler in routes:
                 pattern = re.compile(rf"{re.escape(REQUEST_BASE)}{path}(\?.*)?$")
                 api.add_callback(method, pattern, callback=self._recorded(handler, pattern))
+            graphql = re.compile(rf"{re.escape(API_URL)}:443/graphql(\?.*)?$")
+            api.add_callback("POST", graphql, callback=self._recorded(self._graphql, graphql))
             yield self
 
     def _recorded(self, handler: Any, pattern: re.Pattern[str]) -> Any:
@@ -141,10 +163,13 @@ class FakeGitHub:
         self.next_id += 1
         comment = {
             "id": self.next_id,
+            "node_id": f"IC_node{self.next_id}",
             "url": f"{ANSWER_BASE}/issues/comments/{self.next_id}",
             "html_url": f"https://github.com/{REPOSITORY}/pull/{number}#issuecomment-{self.next_id}",
             "body": json.loads(request.body or "{}")["body"],
             "user": BOT,
+            "created_at": "2026-11-29T10:00:00Z",
+            "updated_at": "2026-11-29T10:00:00Z",
         }
         self.comments.setdefault(int(number), []).append(comment)
         return 201, {}, json.dumps(comment)
@@ -159,8 +184,74 @@ class FakeGitHub:
                     return _json(comment)
         return 404, {}, json.dumps({"message": "Not Found"})
 
+    def _get_comment(self, _request: requests.PreparedRequest, comment_id: str) -> Reply:
+        for comments in self.comments.values():
+            for comment in comments:
+                if comment["id"] == int(comment_id):
+                    return _json(comment)
+        return 404, {}, json.dumps({"message": "Not Found"})
+
+    def _commit_pulls(self, _request: requests.PreparedRequest, sha: str) -> Reply:
+        pulls = [p for p in self.pulls.values() if p.merged_in == sha]
+        return _json([_pull_json(p) for p in pulls])
+
+    def _permission(self, _request: requests.PreparedRequest, login: str) -> Reply:
+        permission = self.permissions.get(unquote(login))
+        if permission is None:
+            return 404, {}, json.dumps({"message": "Not Found"})
+        return _json({"permission": permission, "role_name": permission, "user": {"login": login}})
+
+    def _graphql(self, request: requests.PreparedRequest) -> Reply:
+        node_id = json.loads(request.body or "{}")["variables"]["id"]
+        for comments in self.comments.values():
+            for comment in comments:
+                if comment["node_id"] == node_id:
+                    return _json({"data": {"node": self._edit_history(comment)}})
+        return _json({"data": {"node": None}})
+
+    def _edit_history(self, comment: dict[str, Any]) -> dict[str, Any]:
+        editors = self.edits.get(comment["id"], [])
+        nodes = [{"editor": _actor(login), "editedAt": "2026-11-29T12:00:00Z"} for login in editors]
+        return {
+            "__typename": "IssueComment",
+            "author": _actor(BOT["login"]),
+            "body": comment["body"],
+            "editor": _actor(editors[-1]) if editors else None,
+            "lastEditedAt": "2026-11-29T12:00:00Z" if editors else None,
+            "userContentEdits": {"totalCount": len(nodes), "nodes": nodes},
+        }
+
+    def _list_caches(self, request: requests.PreparedRequest) -> Reply:
+        if self.cache is None:
+            return 403, {}, json.dumps({"message": "Resource not accessible by integration"})
+        query = parse_qs(urlsplit(str(request.url)).query)
+        if int(query.get("page", ["1"])[0]) > 1:
+            return _json({"total_count": 0, "actions_caches": []})
+        entries = self.cache.rest_list(query.get("key", [""])[0], query.get("ref", [""])[0])
+        return _json({"total_count": len(entries), "actions_caches": entries})
+
+    def _delete_cache(self, _request: requests.PreparedRequest, entry_id: str) -> Reply:
+        if self.cache is None:
+            return 403, {}, json.dumps({"message": "Resource not accessible by integration"})
+        return (204, {}, "") if self.cache.rest_delete(int(entry_id)) else (404, {}, "{}")
+
     def bodies(self, number: int) -> list[str]:
         return [comment["body"] for comment in self.comments.get(number, [])]
+
+
+class CacheRest(Protocol):
+    """What answers the cache REST API: the fake cache service."""
+
+    def rest_list(self, key_prefix: str, ref: str) -> list[dict[str, Any]]: ...
+
+    def rest_delete(self, entry_id: int) -> bool: ...
+
+
+def _actor(login: str) -> dict[str, str]:
+    """A GraphQL actor: bots lose their "[bot]" suffix there."""
+    if login.endswith("[bot]"):
+        return {"__typename": "Bot", "login": login.removesuffix("[bot]")}
+    return {"__typename": "User", "login": login}
 
 
 def _json(value: Any) -> Reply:
@@ -180,6 +271,8 @@ def _pull_json(pull: FakePullRequest) -> dict[str, Any]:
         "user": {"login": pull.author, "type": "User"},
         "head": {"ref": pull.head_ref, "sha": HEAD_SHA, "repo": repo},
         "base": {"ref": pull.base_ref, "sha": "1" * 40, "repo": repo},
+        "merged_at": "2026-11-29T11:00:00Z" if pull.merged_in else None,
+        "merge_commit_sha": pull.merged_in,
     }
 
 

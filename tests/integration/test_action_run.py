@@ -80,7 +80,9 @@ def test_a_pull_request_run_reviews_saves_memory_and_the_next_run_sees_it(
     store = LocalDirectoryStore(runner.store_dir)
     [entry] = store.entries()
     assert entry.key == "memory-agent/v1/memory-agent/repo/pr-7/1001-1"
-    assert store.read_entry(entry.key) == {"AGENTS.md": LESSON}
+    saved = store.read_entry(entry.key)
+    assert saved["AGENTS.md"] == LESSON
+    assert sorted(saved) == [".memory-agent/state.json", "AGENTS.md", "provenance.json"]
     assert first.outputs == {
         "memory_hit": "false",
         "memory_key": "",
@@ -277,7 +279,7 @@ def test_a_memory_file_that_is_not_utf8_is_exit_code_4(
 
     assert outcome.exit_code == 4
     [error] = error_lines(outcome.stdout)
-    assert ".agent-memory/AGENTS.md" in error
+    assert "memory-agent/v1/memory-agent/repo/committed/1-1" in error
     assert "UTF-8" in error
 
 

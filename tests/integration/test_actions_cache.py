@@ -347,7 +347,7 @@ def test_saving_a_missing_folder_is_a_reason_not_a_request(cache: CacheHarness) 
 def test_the_store_serves_only_its_own_folder(cache: CacheHarness) -> None:
     store = cache.store()
     with pytest.raises(ValueError, match="serves"):
-        store.restore(RestoreKeys("k"), cache.workspace / "elsewhere")
+        store.save("k", cache.workspace / "elsewhere")
 
 
 # -- masking ------------------------------------------------------------------------------------

@@ -546,7 +546,7 @@ def test_a_dry_run_prints_the_review_saves_memory_and_the_next_run_sees_it(
     store = LocalDirectoryStore(store_dir)
     [entry] = store.entries()
     assert entry.key.startswith(f"{AGENT_PREFIX}repo/pr-7/local")
-    assert store.read_entry(entry.key) == {"AGENTS.md": LESSON}
+    assert store.read_entry(entry.key)["AGENTS.md"] == LESSON
     assert f"Saved memory as {entry.key}" in err
     # Secrets never reach the terminal.
     assert GITHUB_TOKEN not in out + err
@@ -582,7 +582,7 @@ def test_two_runs_in_a_row_that_both_learn_both_save(
     store = LocalDirectoryStore(store_dir)
     newest, oldest = store.entries()
     assert newest.key != oldest.key
-    assert store.read_entry(newest.key) == {"AGENTS.md": second_lesson}
+    assert store.read_entry(newest.key)["AGENTS.md"] == second_lesson
     assert "+- Timeouts are explicit." in second[1]
 
 

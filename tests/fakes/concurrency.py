@@ -1,0 +1,148 @@
+"""Many trusted runs started together against one fake cache service, each adding a distinct fact
+to repository memory; then a run that reads what they left. Used by the concurrency test and by
+``bench/concurrency.py``.
+
+Each run is the real pipeline (settings, context, services built as ``main()`` builds them) in its
+own thread with its own workspace; a barrier in the scripted model makes every run restore the
+same memory before any of them saves, so they truly race.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import io
+import json
+import threading
+from contextlib import redirect_stderr, redirect_stdout
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from langchain_core.messages import BaseMessage
+
+from memory_action import pipeline
+from memory_action.context import load_context, read_event
+from memory_action.gha import Workflow
+from memory_action.main import build_services
+from memory_action.settings import parse_settings
+from tests.fakes.cache_service import FakeCacheService
+from tests.fakes.github_api import FakeGitHub
+from tests.fakes.runner import ActionRunner
+from tests.fakes.scripted_model import ScriptedChatModel, tool_call
+
+MEMORY = ".agent-memory/AGENTS.md"
+HEADING = "# Facts\n"
+MAIN_REF = "refs/heads/main"
+
+
+def fact(number: int) -> str:
+    return f"- Fact number {number} learned by run {number}."
+
+
+class BarrierModel(ScriptedChatModel):
+    """Waits for every racing run at its first call (all have restored by then)."""
+
+    barrier: Any = None
+
+    def _generate(self, messages: list[BaseMessage], *args: Any, **kwargs: Any) -> Any:
+        if self.barrier is not None and not self.seen:
+            self.barrier.wait(timeout=60)
+        return super()._generate(messages, *args, **kwargs)
+
+
+class _Runner(ActionRunner):
+    """Runs with the Actions cache as the store (no MEMORY_AGENT_STORE_DIR)."""
+
+    def env(self, event_name: str, event: dict[str, Any], ref: str) -> dict[str, str]:
+        env = super().env(event_name, event, ref)
+        del env["MEMORY_AGENT_STORE_DIR"]
+        return env
+
+
+@dataclass(frozen=True)
+class RaceResult:
+    runs: int
+    exit_codes: list[int]
+    facts_kept: int
+    final_prompt: str
+    entries_left: int
+
+
+def _push_event() -> dict[str, Any]:
+    return {
+        "ref": MAIN_REF,
+        "repository": {"full_name": "octo-org/octo-repo", "default_branch": "main"},
+    }
+
+
+def _run(
+    root: Path, run_id: int, service: FakeCacheService, model: ScriptedChatModel, *, lossless: bool
+) -> int:
+    runner = _Runner(root / f"run-{run_id}", run_id=run_id - 1)
+    runner.root.mkdir(parents=True)
+    runner.extra_env.update(service.env())
+    env = runner.env("push", _push_event(), MAIN_REF)
+    workflow = Workflow(env, out=io.StringIO())
+    settings = parse_settings(env)
+    context = load_context(env, read_event(env["GITHUB_EVENT_PATH"]))
+    services = build_services(settings, context, env, workflow, lambda: model)
+    services = dataclasses.replace(services, lossless=lossless)
+    pipeline.run(settings, context, services)
+    return 0
+
+
+def race(
+    root: Path,
+    service: FakeCacheService,
+    github: FakeGitHub,
+    runs: int = 20,
+    *,
+    lossless: bool = True,
+) -> RaceResult:
+    """Seed memory, race ``runs`` runs that each add one fact, then read what is left."""
+    github.cache = service
+    seed = ScriptedChatModel.from_script(
+        tool_call("write_file", {"file_path": MEMORY, "content": HEADING}), "Seeded."
+    )
+    with redirect_stdout(io.StringIO()), redirect_stderr(io.StringIO()):
+        _run(root, 1, service, seed, lossless=lossless)
+    barrier = threading.Barrier(runs)
+    codes = [1] * runs
+
+    def one(number: int) -> None:
+        model = BarrierModel.from_script(
+            tool_call(
+                "edit_file",
+                {
+                    "file_path": MEMORY,
+                    "old_string": HEADING,
+                    "new_string": f"{HEADING}{fact(number)}\n",
+                },
+            ),
+            "Added.",
+        )
+        model.barrier = barrier
+        codes[number] = _run(root, 100 + number, service, model, lossless=lossless)
+
+    threads = [threading.Thread(target=one, args=(n,)) for n in range(runs)]
+    with redirect_stdout(io.StringIO()), redirect_stderr(io.StringIO()):
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(timeout=120)
+        reader = ScriptedChatModel.from_script("Nothing to add.")
+        _run(root, 999, service, reader, lossless=lossless)
+    prompt = reader.system_prompts[0]
+    kept = sum(1 for n in range(runs) if fact(n) in prompt)
+    return RaceResult(runs, codes, kept, prompt, len(service.visible()))
+
+
+def summary_line(result: RaceResult, label: str) -> str:
+    return json.dumps(
+        {
+            "mode": label,
+            "facts_kept": result.facts_kept,
+            "runs": result.runs,
+            "entries_left": result.entries_left,
+        }
+    )
