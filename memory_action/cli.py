@@ -1,7 +1,7 @@
 """The ``memory-agent`` command: the same pipeline from a terminal, with a local memory store.
 
     memory-agent review --repo OWNER/NAME --pr N [--dry-run] [--store-dir DIR] [--model …]
-    memory-agent memory list|show|diff [--store-dir DIR] [--agent-name NAME]
+    memory-agent memory list|show|diff|blame [--store-dir DIR] [--agent-name NAME]
     memory-agent run        the action itself, from INPUT_* and GITHUB_* (what the image runs)
 
 Only ``argparse`` is imported up front, so ``--help`` answers at once.
@@ -84,7 +84,11 @@ def _add_memory(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -
     diff = actions.add_parser("diff", help="diff the two newest entries (or --old/--new)")
     diff.add_argument("--old", help="key or prefix of the older entry")
     diff.add_argument("--new", help="key or prefix of the newer entry")
-    for parser in (listing, show, diff):
+    blame = actions.add_parser(
+        "blame", help="each memory line with the run that wrote it (newest entry, or --key's)"
+    )
+    blame.add_argument("--key", help="an exact key or a key prefix (newest match)")
+    for parser in (listing, show, diff, blame):
         _add_store_options(parser)
 
 

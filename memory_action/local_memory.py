@@ -1,4 +1,4 @@
-"""``memory-agent memory list|show|diff``: read the local store for people."""
+"""``memory-agent memory list|show|diff|blame``: read the local store for people."""
 
 from __future__ import annotations
 
@@ -9,6 +9,8 @@ from typing import TextIO
 
 from memory_action.errors import InputError
 from memory_action.memory.diff import memory_diff
+from memory_action.memory.provenance import Provenance, render_blame
+from memory_action.memory.state import MEMORY_FILE, PROVENANCE_FILE
 from memory_action.scope import KEY_FORMAT
 from memory_action.settings import parse_agent_name
 from memory_action.store.local import LocalDirectoryStore, StoredEntry, default_store_dir
@@ -26,6 +28,8 @@ def memory_command(args: argparse.Namespace, env: Mapping[str, str], out: TextIO
         return _list(store, agent_prefix, out)
     if args.memory_command == "show":
         return _show(store, _pick(store, args.key or agent_prefix, agent_prefix), out)
+    if args.memory_command == "blame":
+        return _blame(store, _pick(store, args.key or agent_prefix, agent_prefix), out)
     return _diff(store, args, agent_prefix, out)
 
 
@@ -57,6 +61,14 @@ def _show(store: LocalDirectoryStore, entry: StoredEntry, out: TextIO) -> int:
     for path, text in sorted(store.read_entry(entry.key).items()):
         print(f"\n## {path}\n", file=out)
         print(text.rstrip("\n"), file=out)
+    return 0
+
+
+def _blame(store: LocalDirectoryStore, entry: StoredEntry, out: TextIO) -> int:
+    files = store.read_entry(entry.key)
+    records = Provenance.from_text(files.get(PROVENANCE_FILE, ""))
+    print(f"# {entry.key} ({entry.created.isoformat(timespec='seconds')})", file=out)
+    print(render_blame(files.get(MEMORY_FILE, ""), records).rstrip("\n"), file=out)
     return 0
 
 

@@ -36,14 +36,15 @@ lessons) and say when a change goes against one.
 """
 
 _MAINTENANCE = """\
-You are {agent_name}, running on a schedule in a GitHub Actions workflow to maintain the \
-memory you keep about this repository.
+You are {agent_name}, running in a GitHub Actions workflow on the repository's branch (after a \
+push, on a schedule or by hand) to maintain the memory you keep about this repository.
 
 How to work:
 - Read your memory as a whole.
 - Consolidate: merge duplicates, resolve contradictions in favour of the newer and more specific \
 entry, and generalise one-off details into conventions or drop them.
 - Prune entries that are stale, trivial, or about a single pull request.
+- Resolve every "<<<<<<< memory conflict" block (two runs changed the same lines): keep the right version, or combine both, and delete the markers.
 - Never invent facts: only reorganise, generalise or remove what is there.
 - Your final message is a short report in Markdown of what you changed and why, or that nothing \
 needed to change.

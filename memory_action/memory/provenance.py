@@ -131,6 +131,18 @@ class Provenance:
         raw = data.get("entries") if isinstance(data, dict) else None
         return cls(_valid_records(raw) if isinstance(raw, dict) else {})
 
+    @classmethod
+    def from_text(cls, text: str) -> Provenance:
+        """The sidecar's records from its text (as ``load`` validates them); never raises."""
+        if len(text.encode("utf-8", "replace")) > MAX_FILE_BYTES:
+            return cls({})
+        try:
+            data = json.loads(text)
+        except (ValueError, RecursionError):
+            return cls({})
+        raw = data.get("entries") if isinstance(data, dict) else None
+        return cls(_valid_records(raw) if isinstance(raw, dict) else {})
+
     def dump(self, path: Path) -> None:
         """Write the sidecar atomically (a temporary file and a rename), keys sorted."""
         document = {

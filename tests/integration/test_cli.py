@@ -799,3 +799,28 @@ def test_the_action_builds_the_model_its_inputs_name(
     )
     assert MODEL_KEY not in log
     assert f"::add-mask::{MODEL_KEY}" in outcome.stdout
+
+
+def test_memory_blame_shows_which_run_wrote_each_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from memory_action.memory.provenance import Provenance, Stamp  # noqa: PLC0415
+
+    entry = tmp_path / "entry" / ".agent-memory"
+    entry.mkdir(parents=True)
+    (entry / "AGENTS.md").write_text("# Conventions\n- Use tenacity.\n- Unknown origin.\n")
+    stamp = Stamp("4242", "1", "pull_request", "mona", 7, "trusted", "2026-11-29T10:00:00Z")
+    Provenance({"- Use tenacity.": stamp}).dump(entry / "provenance.json")
+    store_dir = tmp_path / "store"
+    LocalDirectoryStore(store_dir).save("memory-agent/v1/memory-agent/repo/committed/1-1", entry)
+
+    code = main(["memory", "blame", "--store-dir", str(store_dir)])
+
+    out = capsys.readouterr().out
+    assert code == 0
+    [tenacity] = [line for line in out.splitlines() if "Use tenacity" in line]
+    assert "4242-1" in tenacity
+    assert "pr#7" in tenacity
+    assert "@mona" in tenacity
+    [unknown] = [line for line in out.splitlines() if "Unknown origin" in line]
+    assert "(unknown)" in unknown

@@ -36,8 +36,15 @@ def test_the_review_prompt_without_memory_never_mentions_it() -> None:
 def test_the_maintenance_prompt() -> None:
     text = system_prompt(Mode.MAINTENANCE, "bot", "")
 
-    assert text.startswith("You are bot, running on a schedule")
-    for phrase in ("Consolidate", "Prune", "Never invent facts", "report", "Never write secrets"):
+    assert text.startswith("You are bot, running in a GitHub Actions workflow on the repository")
+    for phrase in (
+        "Consolidate",
+        "Prune",
+        "<<<<<<< memory conflict",
+        "Never invent facts",
+        "report",
+        "Never write secrets",
+    ):
         assert phrase in text
     assert "review comment" not in text
 
