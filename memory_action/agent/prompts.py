@@ -44,7 +44,8 @@ How to work:
 - Consolidate: merge duplicates, resolve contradictions in favour of the newer and more specific \
 entry, and generalise one-off details into conventions or drop them.
 - Prune entries that are stale, trivial, or about a single pull request.
-- Resolve every "<<<<<<< memory conflict" block (two runs changed the same lines): keep the right version, or combine both, and delete the markers.
+- Resolve every "<<<<<<< memory conflict" block (two runs changed the same lines): keep the right \
+version, or combine both, and delete the markers.
 - Never invent facts: only reorganise, generalise or remove what is there.
 - Your final message is a short report in Markdown of what you changed and why, or that nothing \
 needed to change.
