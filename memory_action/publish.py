@@ -89,6 +89,22 @@ def post_comment(plan: Plan, outcome: Outcome) -> str:
     return posted.url
 
 
+def _summary_save_note(plan: Plan, outcome: Outcome) -> str:
+    """A run without a pull request that may not write: its changes are a pending proposal."""
+    pending = (
+        plan.context.pull_request is None
+        and not outcome.saved.saved
+        and outcome.final != outcome.start.text
+        and not (plan.scope.may_write and not plan.services.store_write_note)
+    )
+    if not pending:
+        return outcome.save_note
+    return (
+        f"{outcome.save_note} The memory changes above are a pending proposal: re-run this job "
+        "where memory may be written, or apply them with workflow_dispatch and a prompt."
+    )
+
+
 def write_summary(plan: Plan, outcome: Outcome) -> None:
     settings = plan.settings
     block = render_memory_block(outcome.sources, settings.memory_file.as_posix())
@@ -107,7 +123,7 @@ def write_summary(plan: Plan, outcome: Outcome) -> None:
             matched_key=outcome.start.restored.matched_key,
             restore_warning=outcome.start.restored.warning,
             memory_diff=_safe(plan, outcome.memory_diff),
-            save_note=outcome.save_note,
+            save_note=_summary_save_note(plan, outcome),
             review_markdown=_safe(plan, outcome.answer),
             approx_tokens=approx_tokens(block) if settings.enable_memory else 0,
             proposal_markdown=(
