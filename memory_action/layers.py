@@ -10,12 +10,14 @@ every run's additions. See the design's "Scope and trust" and "Memory" sections.
 from __future__ import annotations
 
 import dataclasses
+import math
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from memory_action.memory.merge import Head, merge_heads, merge_text
 from memory_action.memory.provenance import Provenance
+from memory_action.memory.provenance import entries as memory_lines
 from memory_action.memory.provenance import merge as merge_provenance
 from memory_action.memory.scrub import describe, redact
 from memory_action.memory.state import (
@@ -30,6 +32,7 @@ from memory_action.memory.state import (
 from memory_action.scope import Layer, MemoryScope
 from memory_action.store.base import (
     EntryLister,
+    ListedEntry,
     MemoryStore,
     RestoreKeys,
     RestoreResult,
@@ -71,11 +74,15 @@ def fetch(
     if state is not None:
         base, found_in_base = redact(state.base, masked)
         state, found = dataclasses.replace(state, base=base), [*found, *found_in_base]
+    # The sidecar names each record by its line: a record of a line that is not in the
+    # (redacted) text could carry the secret the text no longer has.
+    lines = frozenset(memory_lines(text))
+    provenance = Provenance.load(folder / PROVENANCE_FILE)
     return Fetched(
         result=result,
         text=text,
         state=state,
-        provenance=Provenance.load(folder / PROVENANCE_FILE),
+        provenance=Provenance({k: v for k, v in provenance.records.items() if k in lines}),
         removed=removed,
         secrets=tuple(finding.kind for finding in found),
     )
@@ -88,6 +95,7 @@ class Committed:
     holds: frozenset[str]  # the keys whose content ``text`` holds
     provenance: Provenance
     notes: tuple[str, ...] = ()
+    secrets: tuple[str, ...] = ()  # kinds of secrets redacted from the heads merged
 
 
 @dataclass(frozen=True)
@@ -135,7 +143,7 @@ def restore_layers(
         text, provenance = merged.text, merge_provenance(overlay.provenance, provenance)
         notes.append("re-applied this pull request's memory on top of the committed memory")
     restored = overlay.result if overlay is not None and overlay.key else committed.newest.result
-    found = [*committed.newest.secrets, *(overlay.secrets if overlay is not None else ())]
+    found = [*committed.secrets, *(overlay.secrets if overlay is not None else ())]
     if found:
         notes.append(f"redacted {describe(found)} found in the restored memory")
     return StartingMemory(restored, committed, overlay, text, provenance, tuple(notes))
@@ -152,7 +160,9 @@ def restore_committed(layers: LayerStore, scope: MemoryScope) -> Committed:
         return Committed(newest, "", frozenset(), Provenance({}))
     heads = _heads(layers, scope, newest)
     if len(heads) <= 1:
-        return Committed(newest, newest.text, newest.holds(), newest.provenance)
+        return Committed(
+            newest, newest.text, newest.holds(), newest.provenance, secrets=newest.secrets
+        )
     merged = merge_heads([Head(h.text, _base_of(h), h.key or "", created) for h, created in heads])
     provenance = newest.provenance
     holds: frozenset[str] = frozenset()
@@ -160,7 +170,8 @@ def restore_committed(layers: LayerStore, scope: MemoryScope) -> Committed:
         provenance = merge_provenance(provenance, head.provenance)
         holds |= head.holds()
     note = f"merged {len(heads)} committed memory entries saved by runs that raced"
-    return Committed(newest, merged.text, holds, provenance, (note,))
+    secrets = tuple(kind for head, _ in heads for kind in head.secrets)
+    return Committed(newest, merged.text, holds, provenance, (note,), secrets)
 
 
 def _base_of(entry: Fetched) -> str:
@@ -172,6 +183,8 @@ def _heads(layers: LayerStore, scope: MemoryScope, newest: Fetched) -> list[tupl
     if layers.lister is None or not layers.lossless or not scope.committed_prefix:
         return [(newest, 0.0)]
     listed = layers.lister(scope.committed_ref).list_entries(scope.committed_prefix)
+    if newest.key not in {entry.key for entry in listed}:  # a listing that lags behind
+        listed = [ListedEntry(newest.key or "", math.inf), *listed]
     if len(listed) <= 1:
         return [(newest, 0.0)]
     entries: list[tuple[Fetched, float]] = []

@@ -9,7 +9,17 @@ from __future__ import annotations
 
 from memory_action import report
 from memory_action.context import Trust
-from memory_action.memory.proposals import Proposal, build_proposal, render_proposal, task_states
+from memory_action.memory.merge import merge_text
+from memory_action.memory.proposals import (
+    InvalidProposalError,
+    Proposal,
+    apply_items,
+    build_proposal,
+    checked_items,
+    decode_block,
+    render_proposal,
+    task_states,
+)
 from memory_action.memory.provenance import changed_entries, render_changes_markdown
 from memory_action.memory.render import approx_tokens, render_memory_block
 from memory_action.memory.scrub import redact
@@ -18,23 +28,81 @@ from memory_action.pull_request import CommentPermissionError
 from memory_action.settings import ScopeKind
 
 
-def proposal_for(plan: Plan, outcome: Outcome) -> Proposal | None:
+def proposal_for(plan: Plan, outcome: Outcome, previous: str = "") -> Proposal | None:
     """A PR's memory changes against committed memory, for people to veto and promotion to
-    apply; None when there is nothing to propose (or nothing would ever promote it)."""
+    apply; None when there is nothing to propose (or nothing would ever promote it).
+
+    ``previous`` is the body of the comment the proposal replaces (see ``_with_unticked``).
+    """
     pr = plan.context.pull_request
     if pr is None or not plan.settings.enable_memory or plan.scope.kind is ScopeKind.PR:
         return None
     base = outcome.start.committed.text
-    if outcome.final == base:
+    new = _with_unticked(plan, outcome, previous)
+    if new == base:
         return None
     return build_proposal(
         plan.settings.agent_name,
         pr.number,
         base,
-        outcome.final,
+        new,
         trusted=plan.context.trust is Trust.TRUSTED,
         stamp=_stamp_json(outcome),
     )
+
+
+def _started_from_comment(outcome: Outcome) -> bool:
+    """The run could not read the PR's cache scope and started from the ticked items of its
+    comment (``promotion.overlay_from_comment``: a hit without a key)."""
+    overlay = outcome.start.overlay
+    return overlay is not None and overlay.result.hit and overlay.key is None
+
+
+def _with_unticked(plan: Plan, outcome: Outcome, previous: str) -> str:
+    """The run's memory, plus the items of the previous proposal that were left unticked, for a
+    run that started from the ticked ones only.
+
+    Without them, rewriting the comment would drop those items (a veto, or an item waiting for
+    a maintainer's tick), and the PR's next run, which restores its cached overlay with every
+    item, would propose them again as if new.
+    """
+    pr = plan.context.pull_request
+    if not previous or pr is None or not _started_from_comment(outcome):
+        return outcome.final
+    old = decode_block(previous, plan.settings.agent_name)
+    if old is None or old.pr != pr.number:
+        return outcome.final
+    try:
+        started = apply_items(old.base, checked_items(previous, old))
+        everything = apply_items(old.base, old.items)
+    except InvalidProposalError:
+        return outcome.final
+    merged = merge_text(started, outcome.final, everything)
+    return outcome.final if merged.conflicts else merged.text
+
+
+def _carried_states(previous: str, agent: str, proposal: Proposal) -> dict[str, bool]:
+    """The ticks of the comment this one replaces (``task_states``), for the items it listed.
+
+    A new item that adds a line of an item left unticked there starts unticked too: a change
+    made right next to a vetoed one joins it in one item (one hunk) with a new id, and the veto
+    must hold.
+    """
+    states = task_states(previous)
+    old = decode_block(previous, agent)
+    if old is None:
+        return states
+    unticked = {
+        line.strip()
+        for item in old.items
+        if not states.get(item.id, False)
+        for line in item.added
+        if line.strip()
+    }
+    for item in proposal.items:
+        if item.id not in states and any(line.strip() in unticked for line in item.added):
+            states[item.id] = False
+    return states
 
 
 def _stamp_json(outcome: Outcome) -> dict[str, str | int | None]:
@@ -63,11 +131,15 @@ def post_comment(plan: Plan, outcome: Outcome) -> str:
         return ""
     marker = report.comment_marker(settings.agent_name)
     proposal = proposal_for(plan, outcome)
-    proposal_markdown = ""
-    if proposal is not None:
+    proposal_markdown, previous = "", ""
+    if proposal is not None or _started_from_comment(outcome):
         previous = github.find_sticky_comment(pr.number, marker) or ""
+        proposal = proposal_for(plan, outcome, previous)
+    if proposal is not None:
         proposal_markdown = render_proposal(
-            proposal, pending_note=_pending_note(plan, outcome), states=task_states(previous)
+            proposal,
+            pending_note=_pending_note(plan, outcome),
+            states=_carried_states(previous, settings.agent_name, proposal),
         )
     body = report.render_comment(
         agent_name=settings.agent_name,

@@ -13,7 +13,7 @@ import json
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeGuard
 
 from memory_action.errors import MemoryFileError
 from memory_action.memory.sources import normalise_text
@@ -59,8 +59,8 @@ def load_state(folder: Path) -> EntryState | None:
         if path.is_symlink() or not path.is_file() or path.stat().st_size > MAX_STATE_BYTES:
             return None
         document = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
-        return None
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError, RecursionError):
+        return None  # RecursionError: arrays or objects nested deeper than the parser goes
     return _parse_state(document)
 
 
@@ -68,13 +68,25 @@ def _parse_state(document: Any) -> EntryState | None:
     if not isinstance(document, dict) or document.get("format") != STATE_FORMAT:
         return None
     layer, base, parents = document.get("layer"), document.get("base"), document.get("parents")
-    if layer not in ("committed", "overlay") or not isinstance(base, str):
+    if layer not in ("committed", "overlay") or not _is_text(base):
         return None
     if not isinstance(parents, list) or len(parents) > MAX_PARENTS:
         return None
-    if not all(isinstance(parent, str) and len(parent) <= 512 for parent in parents):
+    if not all(_is_text(parent) and len(parent) <= 512 for parent in parents):
         return None
     return EntryState(layer=layer, base=base, parents=tuple(parents))
+
+
+def _is_text(value: object) -> TypeGuard[str]:
+    """A string UTF-8 can encode: a JSON escape can spell a lone surrogate, which the saving
+    run could never write back (``EntryState.dump`` would raise)."""
+    if not isinstance(value, str):
+        return False
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def sanitize_folder(folder: Path) -> list[str]:

@@ -6,11 +6,13 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from memory_action.memory.proposals import apply_items, checked_items, decode_block
 from memory_action.store.local import LocalDirectoryStore
 from tests.fakes.github_api import FakeGitHub, FakePullRequest, changed_file
 from tests.fakes.runner import ActionRunner, pull_request_event
@@ -171,3 +173,317 @@ def test_an_unmerged_pull_request_is_never_promoted(
 
     assert pushed.exit_code == 0, pushed.stdout
     assert LocalDirectoryStore(runner.store_dir).entries(COMMITTED) == []
+
+
+# --- issue_comment runs start from the pull request's proposed memory ---------------------------
+
+FACT_C = "- Log with structlog, never print."
+
+
+def comment_event(body: str, association: str = "COLLABORATOR", number: int = 7) -> dict[str, Any]:
+    return {
+        "action": "created",
+        "issue": {"number": number, "pull_request": {"url": "x"}, "user": {"login": "mona"}},
+        "comment": {"body": body, "author_association": association},
+        "repository": {"full_name": "octo-org/octo-repo", "default_branch": "main"},
+    }
+
+
+def remember(after: str, fact: str) -> ScriptedChatModel:
+    """A model that adds ``fact`` on the line after ``after`` in memory, then answers."""
+    return ScriptedChatModel.from_script(
+        tool_call(
+            "edit_file",
+            {"file_path": MEMORY, "old_string": after, "new_string": f"{after}\n{fact}"},
+        ),
+        "Remembered.",
+    )
+
+
+def remember_all(content: str) -> ScriptedChatModel:
+    return ScriptedChatModel.from_script(
+        tool_call("write_file", {"file_path": MEMORY, "content": content}), "Done."
+    )
+
+
+def proposed_text(body: str) -> str:
+    """The memory the comment's proposal holds, every item applied, ticked or not."""
+    proposal = decode_block(body, "memory-agent")
+    assert proposal is not None, body
+    return apply_items(proposal.base, proposal.items)
+
+
+def ticked_text(body: str) -> str:
+    proposal = decode_block(body, "memory-agent")
+    assert proposal is not None, body
+    return apply_items(proposal.base, checked_items(body, proposal))
+
+
+def test_a_comment_command_builds_on_the_proposed_memory_and_both_facts_are_promoted(
+    runner: ActionRunner, github: FakeGitHub
+) -> None:
+    pr_run = runner.run("pull_request", pull_request_event(), "refs/pull/7/merge", learn(FACT_A))
+    assert pr_run.exit_code == 0, pr_run.stdout
+    [first_body] = github.bodies(7)
+    [comment_id] = [comment["id"] for comment in github.comments[7]]
+    assert FACT_A in ticked_text(first_body)
+
+    model = remember(FACT_A, FACT_B)
+    commented = runner.run(
+        "issue_comment",
+        comment_event("@memory-agent remember fixtures live in tests/conftest.py"),
+        "refs/heads/main",
+        model,
+    )
+
+    assert commented.exit_code == 0, commented.stdout
+    assert FACT_A in model.system_prompts[0]  # it started from the PR's proposed memory
+    assert commented.outputs["saved_key"] == ""  # a read-only cache token: nothing saved
+    [body] = github.bodies(7)  # the same sticky comment, updated
+    assert [comment["id"] for comment in github.comments[7]] == [comment_id]
+    assert "Remembered." in body
+    assert FACT_A in proposed_text(body)
+    assert FACT_B in proposed_text(body)
+    assert ticked_text(body) == proposed_text(body)  # a collaborator's items start ticked
+
+    github.merge(7, MERGE_SHA)
+    pushed = runner.run(
+        "push", push_event(), "refs/heads/main", ScriptedChatModel.from_script("Nothing to do.")
+    )
+
+    assert pushed.exit_code == 0, pushed.stdout
+    entry = committed_entry(runner)
+    assert FACT_A in entry["AGENTS.md"]
+    assert FACT_B in entry["AGENTS.md"]
+    stamps = json.loads(entry["provenance.json"])["entries"]
+    assert stamps[FACT_B]["event"] == "issue_comment"
+    assert stamps[FACT_B]["pr"] == 7
+
+
+TWO_HEADINGS = "# Tests\n\n- Use pytest.\n\n# Network\n\n- Use httpx.\n"
+
+
+def propose_two_and_veto_one(runner: ActionRunner, github: FakeGitHub) -> None:
+    """Committed memory with two headings; #7 adds FACT_B under one and FACT_A under the other
+    (two items); a maintainer unticks FACT_B."""
+    seeded = runner.run("push", push_event("b" * 40), "refs/heads/main", remember_all(TWO_HEADINGS))
+    assert seeded.outputs["saved_key"], seeded.stdout
+    learned = TWO_HEADINGS.replace("- Use pytest.\n", f"- Use pytest.\n{FACT_B}\n").replace(
+        "- Use httpx.\n", f"- Use httpx.\n{FACT_A}\n"
+    )
+    pr_run = runner.run(
+        "pull_request", pull_request_event(), "refs/pull/7/merge", remember_all(learned)
+    )
+    assert pr_run.exit_code == 0, pr_run.stdout
+    [body] = github.bodies(7)
+    github.edit_comment_as(7, "maintainer", untick(body, FACT_B))
+
+
+def assert_vetoed(body: str, fact: str) -> None:
+    """``fact`` is still listed in the comment, and its item is unticked."""
+    assert fact in proposed_text(body), body
+    assert fact not in ticked_text(body), body
+
+
+def promoted_after_merge(runner: ActionRunner, github: FakeGitHub) -> str:
+    github.merge(7, MERGE_SHA)
+    pushed = runner.run(
+        "push", push_event(), "refs/heads/main", ScriptedChatModel.from_script("Nothing to do.")
+    )
+    assert pushed.exit_code == 0, pushed.stdout
+    return committed_entry(runner)["AGENTS.md"]
+
+
+def test_a_veto_outlives_a_comment_run_that_rewrites_the_comment(
+    runner: ActionRunner, github: FakeGitHub
+) -> None:
+    propose_two_and_veto_one(runner, github)
+    model = ScriptedChatModel.from_script(
+        tool_call(
+            "edit_file",
+            {
+                "file_path": MEMORY,
+                "old_string": "# Tests\n",
+                "new_string": f"# Style\n\n{FACT_C}\n\n# Tests\n",
+            },
+        ),
+        "Remembered.",
+    )
+
+    commented = runner.run(
+        "issue_comment",
+        comment_event("@memory-agent remember: log with structlog"),
+        "refs/heads/main",
+        model,
+    )
+
+    assert commented.exit_code == 0, commented.stdout
+    assert FACT_A in model.system_prompts[0]
+    assert FACT_B not in model.system_prompts[0]  # vetoed: not memory the comment run starts from
+    [rewritten] = github.bodies(7)
+    assert FACT_C in ticked_text(rewritten)
+    assert FACT_A in ticked_text(rewritten)
+    assert_vetoed(rewritten, FACT_B)
+    assert re.search(r"- \[ \] <!-- memory-agent:item \w+ --> \*\*add\*\* `- Fixtures", rewritten)
+
+    text = promoted_after_merge(runner, github)
+    assert FACT_A in text
+    assert FACT_C in text
+    assert FACT_B not in text
+
+
+def test_a_veto_outlives_a_comment_run_and_the_pull_requests_next_run(
+    runner: ActionRunner, github: FakeGitHub
+) -> None:
+    """The next PR run restores its cached overlay, which still holds the vetoed item."""
+    propose_two_and_veto_one(runner, github)
+    question = ScriptedChatModel.from_script("I remember that retries use tenacity.")
+    asked = runner.run(
+        "issue_comment",
+        comment_event("@memory-agent what do you remember about retries?"),
+        "refs/heads/main",
+        question,
+    )
+    assert asked.exit_code == 0, asked.stdout
+    [after_comment] = github.bodies(7)
+    assert_vetoed(after_comment, FACT_B)
+
+    pushed_to_pr = runner.run(
+        "pull_request",
+        pull_request_event(action="synchronize"),
+        "refs/pull/7/merge",
+        ScriptedChatModel.from_script("Still fine."),
+    )
+
+    assert pushed_to_pr.exit_code == 0, pushed_to_pr.stdout
+    [after_push] = github.bodies(7)
+    assert_vetoed(after_push, FACT_B)
+    assert FACT_A in ticked_text(after_push)
+    text = promoted_after_merge(runner, github)
+    assert FACT_A in text
+    assert FACT_B not in text
+
+
+def test_a_comment_run_that_adds_a_fact_next_to_a_vetoed_one_keeps_both_unticked(
+    runner: ActionRunner, github: FakeGitHub
+) -> None:
+    """The new fact and the vetoed one become one item: the veto wins, a maintainer may tick."""
+    propose_two_and_veto_one(runner, github)
+
+    commented = runner.run(
+        "issue_comment",
+        comment_event("@memory-agent remember: log with structlog"),
+        "refs/heads/main",
+        remember("- Use pytest.", FACT_C),
+    )
+
+    assert commented.exit_code == 0, commented.stdout
+    [rewritten] = github.bodies(7)
+    assert_vetoed(rewritten, FACT_B)
+    assert_vetoed(rewritten, FACT_C)
+    assert FACT_A in ticked_text(rewritten)
+    text = promoted_after_merge(runner, github)
+    assert FACT_A in text
+    assert FACT_B not in text
+    assert FACT_C not in text
+
+
+def test_a_veto_holds_when_a_later_run_adds_a_fact_right_next_to_the_vetoed_one(
+    runner: ActionRunner, github: FakeGitHub
+) -> None:
+    """The two lines become one change (one hunk, a new item): it must not start ticked."""
+    seed = "# Conventions\n\n- Use pytest.\n"
+    seeded = runner.run("push", push_event("b" * 40), "refs/heads/main", remember_all(seed))
+    assert seeded.outputs["saved_key"], seeded.stdout
+    runner.run(
+        "pull_request", pull_request_event(), "refs/pull/7/merge", remember("- Use pytest.", FACT_A)
+    )
+    [body] = github.bodies(7)
+    github.edit_comment_as(7, "maintainer", untick(body, FACT_A))
+
+    later = runner.run(
+        "pull_request",
+        pull_request_event(action="synchronize"),
+        "refs/pull/7/merge",
+        remember(FACT_A, FACT_B),
+    )
+
+    assert later.exit_code == 0, later.stdout
+    [rewritten] = github.bodies(7)
+    assert FACT_A in proposed_text(rewritten)
+    assert FACT_A not in ticked_text(rewritten), rewritten
+
+    github.merge(7, MERGE_SHA)
+    pushed = runner.run(
+        "push", push_event(), "refs/heads/main", ScriptedChatModel.from_script("Nothing to do.")
+    )
+    assert pushed.exit_code == 0, pushed.stdout
+    assert committed_entry(runner)["AGENTS.md"] == seed  # nothing of #7 was accepted
+
+
+# --- promotion when GitHub cannot say which pull requests were merged ---------------------------
+
+
+@dataclass
+class LookupFails(FakeGitHub):
+    """GitHub answers everything but the pull requests of a commit (a token without access)."""
+
+    failing: bool = True
+
+    def _commit_pulls(self, request: Any, sha: str) -> tuple[int, dict[str, str], str]:
+        if self.failing:
+            return 403, {}, json.dumps({"message": "Resource not accessible by integration"})
+        return super()._commit_pulls(request, sha)
+
+
+@pytest.mark.parametrize("maintenance", ["no change", "a change of its own"])
+def test_a_failed_lookup_of_merged_pull_requests_warns_and_promotes_nothing(
+    runner: ActionRunner, maintenance: str
+) -> None:
+    fake = LookupFails(permissions={"maintainer": "write"})
+    fake.add_pull(FakePullRequest(number=7, files=[changed_file("a.py", "+x\n")]))
+    seed = "# Conventions\n\n- Use pytest.\n"
+    with fake.serve():
+        seeded = runner.run("push", push_event("b" * 40), "refs/heads/main", remember_all(seed))
+        assert seeded.outputs["saved_key"], seeded.stdout
+        runner.run(
+            "pull_request",
+            pull_request_event(),
+            "refs/pull/7/merge",
+            remember("- Use pytest.", FACT_A),
+        )
+        fake.merge(7, MERGE_SHA)
+        model = (
+            ScriptedChatModel.from_script("Nothing to consolidate.")
+            if maintenance == "no change"
+            else remember("# Conventions", "\n- Keep memory short.")
+        )
+
+        pushed = runner.run("push", push_event(), "refs/heads/main", model)
+
+        assert pushed.exit_code == 0, pushed.stdout
+        warnings = [line for line in pushed.stdout.splitlines() if line.startswith("::warning")]
+        assert any("Merged pull requests could not be looked up" in w for w in warnings), warnings
+        assert any("re-run this job" in w for w in warnings)
+        assert FACT_A not in model.system_prompts[0]
+        store = LocalDirectoryStore(runner.store_dir)
+        texts = [store.read_entry(e.key)["AGENTS.md"] for e in store.entries(COMMITTED)]
+        assert all(FACT_A not in text for text in texts)
+        if maintenance == "no change":
+            assert pushed.outputs["saved_key"] == ""
+            assert [e.key for e in store.entries(COMMITTED)] == [seeded.outputs["saved_key"]]
+        else:
+            assert pushed.outputs["saved_key"]
+            assert committed_entry(runner)["AGENTS.md"] == (
+                "# Conventions\n\n- Keep memory short.\n\n- Use pytest.\n"
+            )
+
+        # Re-running the job once GitHub answers promotes what the failed run could not know.
+        fake.failing = False
+        rerun = runner.run(
+            "push", push_event(), "refs/heads/main", ScriptedChatModel.from_script("Done.")
+        )
+
+    assert rerun.exit_code == 0, rerun.stdout
+    assert "promoted 1 ticked memory change(s) of #7" in rerun.summary
+    assert FACT_A in committed_entry(runner)["AGENTS.md"]
