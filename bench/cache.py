@@ -288,9 +288,9 @@ SERVICE_FAULTS: dict[str, Callable[[], Fault]] = {
     "truncated body": Fault.truncate,
     "non-JSON body": lambda: Fault.non_json(200),
 }
+# Only AGENTS.md: the action keeps nothing else from a restored entry (memory is untrusted).
 SEEDED = {
     "AGENTS.md": b"# Conventions\n\n- Network calls retry with tenacity.\n",
-    "notes/fetcher.md": b"- fetch() gets 3 attempts, 3 s apart.\n",
 }
 LESSON = "# Conventions\n\n- Network calls retry with tenacity.\n- PR 7: keep the budget at 3.\n"
 PATCH = "@@ -1,2 +1,3 @@\n def fetch(url):\n+    for attempt in range(3):\n     return get(url)\n"
