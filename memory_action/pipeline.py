@@ -237,9 +237,13 @@ def restore(the_plan: Plan) -> StartingMemory:
         log.notice(f"Memory is off for this run: {the_plan.services.store_note}")
         return _empty_start()
     with log.group(f"Restore {scope.description} from {store.name}"):
-        from memory_action.promotion import overlay_from_comment  # noqa: PLC0415
+        from memory_action.promotion import (  # noqa: PLC0415
+            merge_comment_learning,
+            overlay_from_comment,
+        )
 
         start = restore_layers(the_plan.layers(store), scope, overlay_from_comment(the_plan))
+        start = merge_comment_learning(the_plan, start)
         _log_restore(the_plan, start)
     return start
 

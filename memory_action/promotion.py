@@ -91,25 +91,60 @@ def _stamp(raw: object) -> Stamp | None:
         return None
 
 
-def overlay_from_comment(plan: Plan) -> Fetched | None:
-    """A PR's memory for runs that cannot read its cache scope (``issue_comment``,
-    ``pull_request_target`` run on the default branch): the proposal in its sticky comment."""
+def _comment_proposal(plan: Plan) -> tuple[Proposal, str] | None:
+    """This PR's proposal in our sticky comment, with the comment's body (ticks included)."""
     github, pr = plan.services.github, plan.context.pull_request
-    if github is None or pr is None or plan.context.event_name not in READ_ONLY_CACHE_EVENTS:
-        return None
-    if plan.scope.overlay_prefix is None:
+    if github is None or pr is None or plan.scope.overlay_prefix is None:
         return None
     comment = github.sticky_comment(pr.number, comment_marker(plan.settings.agent_name))
     proposal = decode_block(comment.body, plan.settings.agent_name) if comment else None
     if comment is None or proposal is None or proposal.pr != pr.number:
         return None
+    return proposal, comment.body
+
+
+def _ticked_text(proposal: Proposal, body: str) -> str | None:
     try:
-        text = apply_items(proposal.base, checked_items(comment.body, proposal))
+        return apply_items(proposal.base, checked_items(body, proposal))
     except InvalidProposalError:
+        return None
+
+
+def overlay_from_comment(plan: Plan) -> Fetched | None:
+    """A PR's memory for runs that cannot read its cache scope (``issue_comment``,
+    ``pull_request_target`` run on the default branch): the proposal in its sticky comment."""
+    if plan.context.event_name not in READ_ONLY_CACHE_EVENTS:
+        return None
+    found = _comment_proposal(plan)
+    text = _ticked_text(*found) if found is not None else None
+    if found is None or text is None:
         return None
     return Fetched(
         result=RestoreResult(hit=True, matched_key=None),
         text=text,
-        state=EntryState(Layer.OVERLAY.value, base=proposal.base),
+        state=EntryState(Layer.OVERLAY.value, base=found[0].base),
         provenance=Provenance({}),
     )
+
+
+def merge_comment_learning(plan: Plan, start: StartingMemory) -> StartingMemory:
+    """A PR run also takes what comment runs on the PR proposed (they cannot write the PR's
+    cache scope, so their learning lives only in the comment): its ticked items are merged in."""
+    if plan.context.event_name != "pull_request" or plan.services.github is None:
+        return start
+    found = _comment_proposal(plan)
+    ticked = _ticked_text(*found) if found is not None else None
+    if found is None or ticked is None:
+        return start
+    proposal, body = found
+    text = merge_text(proposal.base, start.text, ticked).text
+    if text == start.text:
+        return start
+    stamps: dict[str, Stamp] = {}
+    for item in checked_items(body, proposal):
+        stamp = _stamp(item.stamp)
+        stamps.update({line.strip(): stamp for line in item.added if stamp and line.strip()})
+    own = stamp_for_run(plan.context, plan.services.clock())
+    provenance = carry(update(start.provenance, start.text, text, own), stamps)
+    note = "merged the ticked memory changes that comment runs proposed on this pull request"
+    return dataclasses.replace(start, text=text, provenance=provenance, notes=(*start.notes, note))

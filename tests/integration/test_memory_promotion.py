@@ -487,3 +487,39 @@ def test_a_failed_lookup_of_merged_pull_requests_warns_and_promotes_nothing(
     assert rerun.exit_code == 0, rerun.stdout
     assert "promoted 1 ticked memory change(s) of #7" in rerun.summary
     assert FACT_A in committed_entry(runner)["AGENTS.md"]
+
+
+def test_what_a_comment_command_proposed_survives_the_pull_requests_next_run(
+    runner: ActionRunner, github: FakeGitHub
+) -> None:
+    """A comment run cannot write the PR's cache scope: the next PR run takes its ticked items
+    from the comment, so they are neither forgotten nor dropped from the comment."""
+    assert (
+        runner.run(
+            "pull_request", pull_request_event(), "refs/pull/7/merge", learn(FACT_A)
+        ).exit_code
+        == 0
+    )
+    commented = runner.run(
+        "issue_comment",
+        comment_event("@memory-agent remember fixtures"),
+        "refs/heads/main",
+        remember(FACT_A, FACT_B),
+    )
+    assert commented.exit_code == 0, commented.stdout
+
+    later = ScriptedChatModel.from_script("Still fine.")
+    next_run = runner.run(
+        "pull_request", pull_request_event(action="synchronize"), "refs/pull/7/merge", later
+    )
+
+    assert next_run.exit_code == 0, next_run.stdout
+    assert FACT_B in later.system_prompts[0]
+    [body] = github.bodies(7)
+    assert FACT_A in ticked_text(body)
+    assert FACT_B in ticked_text(body)
+    overlay = LocalDirectoryStore(runner.store_dir).entries(
+        "memory-agent/v1/memory-agent/repo/pr-7/"
+    )
+    assert FACT_B in LocalDirectoryStore(runner.store_dir).read_entry(overlay[0].key)["AGENTS.md"]
+    assert "comment runs proposed" in next_run.summary
