@@ -25,7 +25,7 @@ from memory_action.memory.proposals import (
 )
 from memory_action.memory.provenance import Provenance, Stamp, carry, stamp_for_run, update
 from memory_action.memory.state import EntryState
-from memory_action.pipeline import Plan, saves_committed
+from memory_action.plan import Plan, saves_committed
 from memory_action.report import comment_marker
 from memory_action.scope import Layer
 from memory_action.settings import ScopeKind

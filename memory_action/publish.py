@@ -23,7 +23,7 @@ from memory_action.memory.proposals import (
 from memory_action.memory.provenance import changed_entries, render_changes_markdown
 from memory_action.memory.render import approx_tokens, render_memory_block
 from memory_action.memory.scrub import redact
-from memory_action.pipeline import Outcome, Plan
+from memory_action.plan import Outcome, Plan
 from memory_action.pull_request import CommentPermissionError
 from memory_action.settings import ScopeKind
 

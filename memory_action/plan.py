@@ -1,0 +1,150 @@
+"""What one run is and what it produced: the types the pipeline's steps share.
+
+``Services`` carries every real client (built by ``main()``), ``Plan`` what the run decided
+before restoring anything, ``Outcome`` what happened, ``RunResult`` the action's outputs.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Protocol
+
+from memory_action.context import RunContext
+from memory_action.errors import InputError
+from memory_action.gha import Workflow
+from memory_action.layers import LayerStore, StartingMemory
+from memory_action.memory.provenance import Provenance, Stamp
+from memory_action.memory.scrub import RefusalLog
+from memory_action.memory.sources import MemoryFiles, MemorySource
+from memory_action.pull_request import PullRequestCommenter, PullRequestReader
+from memory_action.scope import Layer, MemoryScope
+from memory_action.settings import Mode, Settings
+from memory_action.store.base import LayerAdmin, MemoryStore, SaveResult
+
+if TYPE_CHECKING:
+    from langchain_core.language_models import BaseChatModel
+
+    from memory_action.github_promotion import MergedPullRequest, StickyComment, TrustedComment
+
+
+class GitHubAccess(PullRequestCommenter, Protocol):
+    """What a run needs from GitHub: read a pull request, the sticky comment, promotion."""
+
+    def pull_request(self, number: int) -> PullRequestReader: ...
+
+    def sticky_comment(self, pr_number: int, marker: str) -> StickyComment | None: ...
+
+    def merged_pull_requests(
+        self, commit_shas: list[str], base_branch: str
+    ) -> list[MergedPullRequest]: ...
+
+    def trusted_comment(self, pr_number: int, marker: str) -> TrustedComment: ...
+
+
+@dataclass(frozen=True)
+class Services:
+    workflow: Workflow
+    store: MemoryStore | None  # None: no store this run (see store_note)
+    store_note: str
+    github: GitHubAccess | None  # None: no GitHub access
+    model_factory: Callable[[], BaseChatModel]
+    store_write_note: str = ""  # why the store will not take saves (e.g. ACTIONS_CACHE_MODE)
+    layer_admin: Callable[[str], LayerAdmin] | None = None  # lists and prunes a ref's entries
+    clock: Callable[[], float] = time.time
+    lossless: bool = True  # False only to measure what newest-entry-wins loses
+
+
+@dataclass(frozen=True)
+class Plan:
+    """What this run is: decided before anything is restored."""
+
+    settings: Settings
+    context: RunContext
+    services: Services
+    mode: Mode
+    scope: MemoryScope
+    files: MemoryFiles
+    scratch: Path  # an empty folder for this run's restores that are only read
+    refusals: RefusalLog = field(default_factory=RefusalLog)
+
+    @property
+    def folder(self) -> Path:
+        return self.files.host_path(self.settings.memory_path)
+
+    @property
+    def log(self) -> Workflow:
+        return self.services.workflow
+
+    @property
+    def masked(self) -> frozenset[str]:
+        return self.log.masked_values
+
+    def layers(self, store: MemoryStore) -> LayerStore:
+        return LayerStore(
+            store=store,
+            scratch=self.scratch,
+            lister=self.services.layer_admin,
+            lossless=self.services.lossless,
+            masked=self.masked,
+        )
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What happened: the inputs of the comment, the summary and the outputs."""
+
+    start: StartingMemory
+    sources: list[MemorySource]
+    answer: str
+    final: str  # AGENTS.md after the run (secrets redacted)
+    memory_diff: str
+    saved: SaveResult
+    stamp: Stamp
+    provenance: Provenance
+    notes: tuple[str, ...] = ()
+
+    @property
+    def save_note(self) -> str:
+        if self.saved.saved:
+            return f"Saved as `{self.saved.key}`."
+        return f"Not saved: {self.saved.reason}."
+
+
+@dataclass(frozen=True)
+class RunResult:
+    memory_hit: bool
+    memory_key: str
+    saved_key: str
+    memory_changed: bool
+    comment_url: str
+    response: str
+    memory_diff: str = ""  # for people (the CLI prints it); not an output
+
+    def outputs(self) -> dict[str, str]:
+        return {
+            "memory_hit": str(self.memory_hit).lower(),
+            "memory_key": self.memory_key,
+            "saved_key": self.saved_key,
+            "memory_changed": str(self.memory_changed).lower(),
+            "comment_url": self.comment_url,
+            "response": self.response,
+        }
+
+
+def resolve_mode(settings: Settings, context: RunContext) -> Mode:
+    """``auto`` reviews pull requests and maintains memory on branch events."""
+    if settings.mode is Mode.AUTO:
+        return Mode.REVIEW if context.pull_request is not None else Mode.MAINTENANCE
+    if settings.mode is Mode.REVIEW and context.pull_request is None:
+        raise InputError(
+            f"Input 'mode' is review, but the event {context.event_name} has no pull request; "
+            "use mode auto or maintenance."
+        )
+    return settings.mode
+
+
+def saves_committed(the_plan: Plan) -> bool:
+    return the_plan.scope.may_write and the_plan.scope.layer is Layer.COMMITTED

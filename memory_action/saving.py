@@ -1,0 +1,82 @@
+"""Saving memory: only a changed, valid memory of a finished run that may write, merged with
+what was committed meanwhile, within budget; then the entries it holds are deleted."""
+
+from __future__ import annotations
+
+from memory_action.layers import StartingMemory, prepare_save, write_entry
+from memory_action.memory.provenance import Provenance
+from memory_action.plan import Plan
+from memory_action.store.base import SaveResult
+
+
+def save(the_plan: Plan, start: StartingMemory, final: str, provenance: Provenance) -> SaveResult:
+    """Save a changed, valid memory of a finished run that may write, merged with what was
+    committed meanwhile; then delete the entries the new one holds."""
+    key = the_plan.scope.save_key or ""
+    reason = _why_not_save(the_plan, start, changed=final != start.layer_text)
+    store = the_plan.services.store
+    if reason is not None or store is None:
+        reason = reason or "no store"
+        the_plan.log.info(f"Memory not saved: {reason}.")
+        return SaveResult(saved=False, key=key, reason=reason)
+    layers = the_plan.layers(store)
+    text, state, provenance, holds, notes = prepare_save(
+        layers, the_plan.scope, start, final, provenance
+    )
+    for note in notes:
+        the_plan.log.info(f"Memory: {note}")
+    over = len(text.encode()) - the_plan.settings.max_memory_bytes
+    if over > 0:
+        reason = (
+            f"it is {over} bytes over max_memory_kb={the_plan.settings.max_memory_kb} after "
+            "merging; nothing was cut, the next run merges again and consolidates"
+        )
+        the_plan.log.warning(f"Memory not saved: {reason}.")
+        return SaveResult(saved=False, key=key, reason=reason)
+    write_entry(the_plan.folder, text, state, provenance)
+    result = store.save(key, the_plan.folder)
+    _report_save(the_plan, result)
+    if result.saved:
+        _prune(the_plan, holds, result.key)
+    return result
+
+
+def _report_save(the_plan: Plan, result: SaveResult) -> None:
+    if result.saved:
+        the_plan.log.info(f"Saved memory as {result.key}")
+    elif result.write_denied:
+        the_plan.log.notice(
+            f"Memory was not saved: {result.reason}. This run's memory changes are shown in the "
+            "job summary (and the pull request comment)."
+        )
+    else:
+        the_plan.log.warning(f"Memory was not saved: {result.reason}")
+
+
+def _prune(the_plan: Plan, holds: frozenset[str], saved_key: str) -> None:
+    """Delete the entries the new save holds (cache hygiene); trouble only warns."""
+    admin = the_plan.services.layer_admin
+    key = the_plan.scope.save_key
+    if admin is None or key is None or not holds:
+        return
+    prefix = key[: key.rindex("/") + 1]
+    deleted = admin(the_plan.context.ref).prune(
+        prefix=prefix, superseded=holds, saved_key=saved_key
+    )
+    if deleted:
+        the_plan.log.info(f"Deleted {deleted} superseded memory entries under {prefix}")
+
+
+def _why_not_save(the_plan: Plan, start: StartingMemory, *, changed: bool) -> str | None:
+    scope, services = the_plan.scope, the_plan.services
+    if not the_plan.settings.enable_memory:
+        return "enable_memory is false"
+    if not changed:
+        return "the agent did not change it"
+    if start.restored.warning or start.committed.newest.result.warning:
+        return "memory could not be restored, and saving now would hide the memory saved before"
+    if not scope.may_write or scope.save_key is None:
+        return scope.write_note or "this run may not write memory"
+    if services.store is None:
+        return services.store_note
+    return services.store_write_note or None
