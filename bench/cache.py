@@ -37,8 +37,7 @@ import sys
 import tarfile
 import tempfile
 import time
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
@@ -65,9 +64,9 @@ from tests.fakes.cache_service import (  # noqa: E402
     FakeCacheService,
     Fault,
 )
-from tests.fakes.github_api import FakeGitHub, FakePullRequest, changed_file  # noqa: E402
+from tests.fakes.github_api import serve_fetch_pull  # noqa: E402
 from tests.fakes.official_client import INTEROP_DIR, OfficialClient, missing_reason  # noqa: E402
-from tests.fakes.runner import ActionRunner, pull_request_event  # noqa: E402
+from tests.fakes.runner import CacheRunner, pull_request_event  # noqa: E402
 from tests.fakes.scripted_model import ScriptedChatModel, tool_call  # noqa: E402
 
 KiB = 1024
@@ -293,7 +292,6 @@ SEEDED = {
     "AGENTS.md": b"# Conventions\n\n- Network calls retry with tenacity.\n",
 }
 LESSON = "# Conventions\n\n- Network calls retry with tenacity.\n- PR 7: keep the budget at 3.\n"
-PATCH = "@@ -1,2 +1,3 @@\n def fetch(url):\n+    for attempt in range(3):\n     return get(url)\n"
 COMMITTED_KEY = "memory-agent/v1/memory-agent/repo/committed/1000-1"
 ALLOWED_IN_RUN_DIR = {"event.json", "output", "summary"}
 
@@ -394,28 +392,6 @@ def scenarios(valid: bytes, absolute_target: str) -> list[Scenario]:
     return found
 
 
-class CacheRunner(ActionRunner):
-    """``ActionRunner`` without ``MEMORY_AGENT_STORE_DIR``: the Actions cache is the store."""
-
-    def env(self, event_name: str, event: dict[str, Any], ref: str) -> dict[str, str]:
-        env = super().env(event_name, event, ref)
-        del env["MEMORY_AGENT_STORE_DIR"]
-        return env
-
-
-@contextmanager
-def fake_github() -> Iterator[FakeGitHub]:
-    github = FakeGitHub()
-    github.add_pull(
-        FakePullRequest(
-            files=[changed_file("src/fetch.py", PATCH)],
-            contents={"src/fetch.py": "def fetch(url):\n    return get(url)\n"},
-        )
-    )
-    with github.serve():
-        yield github
-
-
 def outside_files(root: Path, absolute_target: str) -> list[str]:
     """Whatever exists that a run should not leave: anything in the workspace but the memory
     folder, anything new in a run's folder (RUNNER_TEMP), anything in ``outside/`` but its
@@ -454,15 +430,11 @@ def run_scenario(scenario: Scenario, work: Path, seed_archive: bytes, absolute_t
             "The loop returns on the first attempt.",
         )
 
-    with FakeCacheService([PR_REF, MAIN_REF]) as service, fake_github():
+    with FakeCacheService([PR_REF, MAIN_REF]) as service, serve_fetch_pull():
         service.seed(COMMITTED_KEY, VERSION, seed_archive, scope=MAIN_REF)
         if scenario.faults:
             service.fail(ROUTES[scenario.route], *scenario.faults)
-        runner = CacheRunner(root)
-        runner.extra_env = {
-            "ACTIONS_RESULTS_URL": service.results_url,
-            "ACTIONS_RUNTIME_TOKEN": service.token,
-        }
+        runner = CacheRunner(root, extra_env=service.env())
         start = time.perf_counter()
         try:
             outcome = runner.run("pull_request", pull_request_event(), PR_REF, build_model)

@@ -36,7 +36,7 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlsplit
@@ -45,35 +45,22 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from tests.fakes.openai_stub import (  # noqa: E402 - needs ROOT on sys.path
-    OpenAIStub,
-    answer_reply,
-    tool_call_reply,
+from tests.fakes.github_api import (  # noqa: E402 - needs ROOT on sys.path
+    FETCH_PATCH,
+    HEAD_SHA,
+    REPOSITORY,
+    FakePullRequest,
+    changed_file,
+    pull_json,
+    repository_json,
 )
+from tests.fakes.local_server import LocalServer, send_json  # noqa: E402
+from tests.fakes.openai_stub import OpenAIStub, answer_reply, tool_call_reply  # noqa: E402
+from tests.fakes.runner import ACTION_DEFAULTS, pull_request_event  # noqa: E402
 
-OWNER, NAME = "octo-org", "octo-repo"
-REPOSITORY = f"{OWNER}/{NAME}"
 PR_NUMBER = 7
-HEAD_SHA = "6dcb09b5b57875f334f61aebed695e2e4193db5e"
-PATCH = "@@ -1,2 +1,3 @@\n def fetch(url):\n+    for attempt in range(3):\n     return get(url)\n"
 CHILD_TIMEOUT_S = 60
 HEAVY_MODULES = ("langchain", "langchain_core", "langgraph", "openai", "github")
-INPUT_DEFAULTS = {  # what the runner passes for action.yml's inputs left at their defaults
-    "enable_memory": "true",
-    "memory_scope": "repo",
-    "agent_name": "memory-agent",
-    "memory_path": ".agent-memory",
-    "memory_sources": "AGENTS.md",
-    "github_token": "ghs_" + "B3nchT0ken" * 4,
-    "model": "github:openai/gpt-4.1-mini",
-    "model_base_url": "",
-    "model_api_key": "",
-    "prompt": "",
-    "mode": "auto",
-    "max_memory_kb": "16",
-    "timeout_minutes": "10",
-    "post_comment": "true",
-}
 # Never inherited by a child: a developer's or a CI job's settings would change what runs
 # (ACTIONS_RUNTIME_TOKEN, say, would send the memory to the real Actions cache).
 SCRUBBED_PREFIXES = (
@@ -117,44 +104,28 @@ class Arrivals:
         return min(later) if later else None
 
 
-class FakeGitHubServer:
+class FakeGitHubServer(LocalServer):
     """The few REST endpoints a pull request run calls, as PyGithub requests them.
 
-    The same shapes as ``tests/fakes/github_api.py``; stateless: every run finds no comment yet
-    and creates one.
+    The payloads of ``tests/fakes/github_api.py`` (which answers in-process only, through
+    ``responses``); stateless: every run finds no comment yet and creates one.
     """
 
     def __init__(self, arrivals: Arrivals) -> None:
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler(arrivals))
-        self._server.daemon_threads = True
-        self._thread = threading.Thread(
-            target=self._server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True
-        )
+        super().__init__(self._handler(arrivals))
         self.unknown: list[str] = []
-
-    def __enter__(self) -> FakeGitHubServer:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc_info: object) -> None:
-        self._server.shutdown()
-        self._server.server_close()
-        self._thread.join(timeout=5)
-
-    @property
-    def url(self) -> str:
-        host, port = self._server.server_address[:2]
-        return f"http://{host!s}:{port}"
 
     def answer(self, method: str, path: str) -> tuple[int, Any]:
         repo_path = f"/repos/{REPOSITORY}"
-        base = f"{self.url}{repo_path}"
+        base = f"{self.base_url}{repo_path}"
         if method == "GET" and path.startswith(f"{repo_path}/contents/"):
             return 404, {"message": "Not Found"}  # no file is read in this review
+        pull = FakePullRequest(number=PR_NUMBER)
+        files = [changed_file("src/fetch.py", FETCH_PATCH)]
         routes: dict[tuple[str, str], tuple[int, Any]] = {
-            ("GET", ""): (200, _repository(base)),
-            ("GET", f"/pulls/{PR_NUMBER}"): (200, _pull(base)),
-            ("GET", f"/pulls/{PR_NUMBER}/files"): (200, [_changed_file("src/fetch.py", PATCH)]),
+            ("GET", ""): (200, repository_json(base)),
+            ("GET", f"/pulls/{PR_NUMBER}"): (200, pull_json(pull, base)),
+            ("GET", f"/pulls/{PR_NUMBER}/files"): (200, files),
             ("GET", f"/issues/{PR_NUMBER}"): (200, {"number": PR_NUMBER}),
             ("GET", f"/issues/{PR_NUMBER}/comments"): (200, []),
             ("POST", f"/issues/{PR_NUMBER}/comments"): (201, _comment(base)),
@@ -177,12 +148,7 @@ class FakeGitHubServer:
                 if length:
                     self.rfile.read(length)
                 status, payload = server.answer(self.command, path)
-                data = json.dumps(payload).encode()
-                self.send_response(status)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
+                send_json(self, status, payload)
 
             do_GET = do_POST = do_PATCH = _serve  # noqa: N815 - http.server's naming
 
@@ -192,17 +158,6 @@ class FakeGitHubServer:
         return Handler
 
 
-def _repository(base: str) -> dict[str, Any]:
-    return {
-        "id": 1,
-        "name": NAME,
-        "full_name": REPOSITORY,
-        "default_branch": "main",
-        "url": base,
-        "owner": {"login": OWNER, "type": "Organization"},
-    }
-
-
 def _comment(base: str) -> dict[str, Any]:
     return {
         "id": 1001,
@@ -210,36 +165,6 @@ def _comment(base: str) -> dict[str, Any]:
         "html_url": f"https://github.com/{REPOSITORY}/pull/{PR_NUMBER}#issuecomment-1001",
         "body": "",
         "user": {"login": "github-actions[bot]", "id": 41898282, "type": "Bot"},
-    }
-
-
-def _pull(base: str) -> dict[str, Any]:
-    repo = {"full_name": REPOSITORY, "name": NAME, "owner": {"login": OWNER}}
-    return {
-        "url": f"{base}/pulls/{PR_NUMBER}",
-        "html_url": f"https://github.com/{REPOSITORY}/pull/{PR_NUMBER}",
-        "number": PR_NUMBER,
-        "state": "open",
-        "title": "Add a retry to the fetcher",
-        "body": "Retries flaky downloads.",
-        "draft": False,
-        "user": {"login": "mona", "type": "User"},
-        "head": {"ref": "retry-fetcher", "sha": HEAD_SHA, "repo": repo},
-        "base": {"ref": "main", "sha": "1" * 40, "repo": repo},
-    }
-
-
-def _changed_file(path: str, patch: str) -> dict[str, Any]:
-    additions = sum(1 for line in patch.splitlines() if line.startswith("+"))
-    deletions = sum(1 for line in patch.splitlines() if line.startswith("-"))
-    return {
-        "filename": path,
-        "status": "modified",
-        "additions": additions,
-        "deletions": deletions,
-        "changes": additions + deletions,
-        "patch": patch,
-        "sha": "2" * 40,
     }
 
 
@@ -304,7 +229,7 @@ def action_env(work: Path, event_name: str, event: dict[str, Any], **inputs: str
     for name in ("output", "summary"):
         (work / name).touch()
     (work / "workspace").mkdir(exist_ok=True)
-    values = {**INPUT_DEFAULTS, **inputs}
+    values = {**ACTION_DEFAULTS, **inputs}
     return child_env(
         work,
         **{f"INPUT_{name.upper()}": value for name, value in values.items()},
@@ -324,22 +249,6 @@ def action_env(work: Path, event_name: str, event: dict[str, Any], **inputs: str
         RUNNER_TEMP=str(work),
         LANGSMITH_TRACING="false",
     )
-
-
-def pull_request_event() -> dict[str, Any]:
-    repo = {"full_name": REPOSITORY}
-    return {
-        "action": "opened",
-        "number": PR_NUMBER,
-        "pull_request": {
-            "number": PR_NUMBER,
-            "author_association": "MEMBER",
-            "user": {"login": "mona"},
-            "head": {"ref": "retry-fetcher", "sha": HEAD_SHA, "repo": repo},
-            "base": {"ref": "main", "sha": "1" * 40, "repo": repo},
-        },
-        "repository": {"full_name": REPOSITORY, "default_branch": "main"},
-    }
 
 
 def run_once(scenario: Scenario, arrivals: Arrivals, number: int, work: Path) -> Figures:
@@ -443,9 +352,11 @@ def scenarios(work: Path, github: FakeGitHubServer, stub: RecordingStub) -> dict
     model = {"model": "openai:stub", "model_base_url": stub.url("/v1"), "model_api_key": "sk-x"}
     unhandled = {"action": "published", "repository": {"full_name": REPOSITORY}}
     release = action_env(work / "release", "release", unhandled, **model)
-    release["GITHUB_API_URL"] = github.url  # so a request would be seen, were one made
-    pull_request = action_env(work / "pull_request", "pull_request", pull_request_event(), **model)
-    pull_request["GITHUB_API_URL"] = github.url
+    release["GITHUB_API_URL"] = github.base_url  # so a request would be seen, were one made
+    pull_request = action_env(
+        work / "pull_request", "pull_request", pull_request_event(PR_NUMBER), **model
+    )
+    pull_request["GITHUB_API_URL"] = github.base_url
 
     def fresh_store(number: int) -> None:
         # Every run starts from no memory, learns one lesson and saves it: the same work.

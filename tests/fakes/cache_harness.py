@@ -23,6 +23,9 @@ from tests.fakes.cache_service import FakeCacheService
 REFS = ("refs/pull/1/merge", "refs/heads/main")
 MEMORY = PurePosixPath(".agent-memory")
 GHES_URL = "https://github.example.corp"
+# The waits the retry clocks below record for a Twirp call tried five times: with random() = 0.5,
+# the middle of each range of the JS client's backoff.
+JS_BACKOFF = [3.0, 5.625, 8.4375, 12.65625]
 
 
 @dataclass

@@ -27,7 +27,7 @@ from memory_action.main import build_services
 from memory_action.settings import parse_settings
 from tests.fakes.cache_service import FakeCacheService
 from tests.fakes.github_api import FakeGitHub
-from tests.fakes.runner import ActionRunner
+from tests.fakes.runner import CacheRunner, push_event
 from tests.fakes.scripted_model import ScriptedChatModel, tool_call
 
 MEMORY = ".agent-memory/AGENTS.md"
@@ -50,15 +50,6 @@ class BarrierModel(ScriptedChatModel):
         return super()._generate(messages, *args, **kwargs)
 
 
-class _Runner(ActionRunner):
-    """Runs with the Actions cache as the store (no MEMORY_AGENT_STORE_DIR)."""
-
-    def env(self, event_name: str, event: dict[str, Any], ref: str) -> dict[str, str]:
-        env = super().env(event_name, event, ref)
-        del env["MEMORY_AGENT_STORE_DIR"]
-        return env
-
-
 @dataclass(frozen=True)
 class RaceResult:
     runs: int
@@ -68,20 +59,12 @@ class RaceResult:
     entries_left: int
 
 
-def _push_event() -> dict[str, Any]:
-    return {
-        "ref": MAIN_REF,
-        "repository": {"full_name": "octo-org/octo-repo", "default_branch": "main"},
-    }
-
-
 def _run(
     root: Path, run_id: int, service: FakeCacheService, model: ScriptedChatModel, *, lossless: bool
 ) -> int:
-    runner = _Runner(root / f"run-{run_id}", run_id=run_id - 1)
+    runner = CacheRunner(root / f"run-{run_id}", extra_env=service.env(), run_id=run_id - 1)
     runner.root.mkdir(parents=True)
-    runner.extra_env.update(service.env())
-    env = runner.env("push", _push_event(), MAIN_REF)
+    env = runner.env("push", push_event(), MAIN_REF)
     workflow = Workflow(env, out=io.StringIO())
     settings = parse_settings(env)
     context = load_context(env, read_event(env["GITHUB_EVENT_PATH"]))

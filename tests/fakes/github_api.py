@@ -26,6 +26,11 @@ REQUEST_BASE = f"{API_URL}:443/repos/{REPOSITORY}"
 ANSWER_BASE = f"{API_URL}/repos/{REPOSITORY}"
 HEAD_SHA = "6dcb09b5b57875f334f61aebed695e2e4193db5e"
 BOT = {"login": "github-actions[bot]", "id": 41898282, "type": "Bot"}
+# The change most whole-run tests review: a retry loop added to src/fetch.py.
+FETCH_PATCH = (
+    "@@ -1,2 +1,3 @@\n def fetch(url):\n+    for attempt in range(3):\n     return get(url)\n"
+)
+FETCH_SOURCE = "def fetch(url):\n    return get(url)\n"
 
 Reply = tuple[int, dict[str, str], str]
 
@@ -109,22 +114,13 @@ class FakeGitHub:
     # -- handlers ---------------------------------------------------------------------------------
 
     def _repo(self, _request: requests.PreparedRequest) -> Reply:
-        return _json(
-            {
-                "id": 1,
-                "name": NAME,
-                "full_name": REPOSITORY,
-                "default_branch": self.default_branch,
-                "url": ANSWER_BASE,
-                "owner": {"login": OWNER, "type": "Organization"},
-            }
-        )
+        return _json(repository_json(default_branch=self.default_branch))
 
     def _pull(self, _request: requests.PreparedRequest, number: str) -> Reply:
         pull = self.pulls.get(int(number))
         if pull is None:
             return 404, {}, json.dumps({"message": "Not Found"})
-        return _json(_pull_json(pull))
+        return _json(pull_json(pull))
 
     def _files(self, request: requests.PreparedRequest, number: str) -> Reply:
         pull = self.pulls[int(number)]
@@ -193,7 +189,7 @@ class FakeGitHub:
 
     def _commit_pulls(self, _request: requests.PreparedRequest, sha: str) -> Reply:
         pulls = [p for p in self.pulls.values() if p.merged_in == sha]
-        return _json([_pull_json(p) for p in pulls])
+        return _json([pull_json(p) for p in pulls])
 
     def _permission(self, _request: requests.PreparedRequest, login: str) -> Reply:
         permission = self.permissions.get(unquote(login))
@@ -258,10 +254,23 @@ def _json(value: Any) -> Reply:
     return 200, {"Content-Type": "application/json"}, json.dumps(value)
 
 
-def _pull_json(pull: FakePullRequest) -> dict[str, Any]:
+def repository_json(base: str = ANSWER_BASE, default_branch: str = "main") -> dict[str, Any]:
+    """The repository as the API answers it; ``base`` is its API URL."""
+    return {
+        "id": 1,
+        "name": NAME,
+        "full_name": REPOSITORY,
+        "default_branch": default_branch,
+        "url": base,
+        "owner": {"login": OWNER, "type": "Organization"},
+    }
+
+
+def pull_json(pull: FakePullRequest, base: str = ANSWER_BASE) -> dict[str, Any]:
+    """The pull request as the API answers it; ``base`` is the repository's API URL."""
     repo = {"full_name": REPOSITORY, "name": NAME, "owner": {"login": OWNER}}
     return {
-        "url": f"{ANSWER_BASE}/pulls/{pull.number}",
+        "url": f"{base}/pulls/{pull.number}",
         "html_url": f"https://github.com/{REPOSITORY}/pull/{pull.number}",
         "number": pull.number,
         "state": "open",
@@ -288,3 +297,17 @@ def changed_file(path: str, patch: str, status: str = "modified") -> dict[str, A
         "patch": patch,
         "sha": "2" * 40,
     }
+
+
+@contextmanager
+def serve_fetch_pull(patch: str = FETCH_PATCH) -> Iterator[FakeGitHub]:
+    """A ``FakeGitHub`` answering for pull request 7, which changes ``src/fetch.py`` by
+    ``patch``; the file at the head commit is ``FETCH_SOURCE``."""
+    fake = FakeGitHub()
+    fake.add_pull(
+        FakePullRequest(
+            files=[changed_file("src/fetch.py", patch)], contents={"src/fetch.py": FETCH_SOURCE}
+        )
+    )
+    with fake.serve():
+        yield fake

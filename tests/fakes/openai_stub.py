@@ -15,8 +15,10 @@ import json
 import threading
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
+
+from tests.fakes.local_server import LocalServer, send_json
 
 HANG_LIMIT_S = 30.0  # a hung reply gives up after this, even if the stub is never closed
 
@@ -90,32 +92,16 @@ class _State:
             return self.replies.pop(0) if self.replies else None
 
 
-class OpenAIStub:
+class OpenAIStub(LocalServer):
     """A threaded stub server; use it as a context manager."""
 
     def __init__(self, replies: Iterable[Reply] = ()) -> None:
         self._state = _State(list(replies))
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), _handler_for(self._state))
-        self._server.daemon_threads = True
-        # A short poll interval: shutdown() waits up to one interval.
-        self._thread = threading.Thread(
-            target=self._server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True
-        )
-
-    def __enter__(self) -> OpenAIStub:
-        self._thread.start()
-        return self
+        super().__init__(_handler_for(self._state))
 
     def __exit__(self, *exc_info: object) -> None:
         self._state.closing.set()  # release hung replies first
-        self._server.shutdown()
-        self._server.server_close()
-        self._thread.join(timeout=5)
-
-    @property
-    def base_url(self) -> str:
-        host, port = self._server.server_address[:2]
-        return f"http://{host!s}:{port}"
+        super().__exit__(*exc_info)
 
     def url(self, path: str = "") -> str:
         return self.base_url + path
@@ -148,17 +134,9 @@ def _handler_for(state: _State) -> type[BaseHTTPRequestHandler]:
                 reply = ErrorReply(500, "stub: no scripted reply left")
             if isinstance(reply, ErrorReply):
                 error = {"message": reply.message, "type": "stub_error", "code": reply.code}
-                self._send(reply.status, {"error": error})
+                send_json(self, reply.status, {"error": error})
             else:
-                self._send(200, reply)
-
-        def _send(self, status: int, payload: dict[str, Any]) -> None:
-            data = json.dumps(payload).encode()
-            self.send_response(status)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
+                send_json(self, 200, reply)
 
         def log_message(self, format: str, *args: Any) -> None:
             """Keep test output quiet."""

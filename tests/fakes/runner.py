@@ -63,6 +63,25 @@ def pull_request_event(
     }
 
 
+def comment_event(body: str, association: str = "COLLABORATOR", number: int = 7) -> dict[str, Any]:
+    """A new comment on pull request ``number`` (an ``issue_comment`` event)."""
+    return {
+        "action": "created",
+        "issue": {"number": number, "pull_request": {"url": "x"}, "user": {"login": "mona"}},
+        "comment": {"body": body, "author_association": association},
+        "repository": {"full_name": REPOSITORY, "default_branch": "main"},
+    }
+
+
+def push_event(sha: str | None = None) -> dict[str, Any]:
+    """A push to main; with ``sha``, also its head commit (through which a merged PR is found)."""
+    event: dict[str, Any] = {"ref": "refs/heads/main"}
+    if sha is not None:
+        event.update(after=sha, head_commit={"id": sha}, commits=[{"id": sha}])
+    event["repository"] = {"full_name": REPOSITORY, "default_branch": "main"}
+    return event
+
+
 @dataclass
 class RunOutcome:
     exit_code: int
@@ -139,6 +158,15 @@ class ActionRunner:
             outputs=parse_outputs(Path(env["GITHUB_OUTPUT"]).read_text()),
             summary=Path(env["GITHUB_STEP_SUMMARY"]).read_text(),
         )
+
+
+class CacheRunner(ActionRunner):
+    """``ActionRunner`` without ``MEMORY_AGENT_STORE_DIR``: the Actions cache is the store."""
+
+    def env(self, event_name: str, event: dict[str, Any], ref: str) -> dict[str, str]:
+        env = super().env(event_name, event, ref)
+        del env["MEMORY_AGENT_STORE_DIR"]
+        return env
 
 
 def parse_outputs(text: str) -> dict[str, str]:

@@ -7,14 +7,13 @@ directory store (``MEMORY_AGENT_STORE_DIR``); everything between is the real cod
 from __future__ import annotations
 
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 
 from memory_action.report import comment_marker
 from memory_action.store.local import LocalDirectoryStore
-from tests.fakes.github_api import FakeGitHub, FakePullRequest, changed_file
-from tests.fakes.runner import TOKEN, ActionRunner, pull_request_event
+from tests.fakes.github_api import FakeGitHub, serve_fetch_pull
+from tests.fakes.runner import TOKEN, ActionRunner, comment_event, pull_request_event
 from tests.fakes.scripted_model import ScriptedChatModel, tool_call
 
 MEMORY = ".agent-memory/AGENTS.md"
@@ -29,20 +28,9 @@ PR_REF = "refs/pull/7/merge"
 
 @pytest.fixture
 def github() -> Iterator[FakeGitHub]:
-    fake = FakeGitHub()
-    fake.add_pull(
-        FakePullRequest(
-            files=[changed_file("src/fetch.py", PATCH)],
-            contents={"src/fetch.py": "def fetch(url):\n    return get(url)\n"},
-        )
-    )
-    with fake.serve():
+    """Pull request 7 with this module's patch: the retry loop replaces the plain return."""
+    with serve_fetch_pull(PATCH) as fake:
         yield fake
-
-
-@pytest.fixture
-def runner(tmp_path: Path) -> ActionRunner:
-    return ActionRunner(tmp_path)
 
 
 def unmasked(log: str) -> str:
@@ -173,15 +161,7 @@ def test_a_push_to_the_default_branch_saves_committed_memory_that_pull_requests_
 def test_a_collaborators_comment_is_answered_but_cannot_write_memory(
     runner: ActionRunner, github: FakeGitHub
 ) -> None:
-    event = {
-        "action": "created",
-        "issue": {"number": 7, "pull_request": {"url": "x"}, "user": {"login": "mona"}},
-        "comment": {
-            "body": "@memory-agent remember: retries use tenacity",
-            "author_association": "COLLABORATOR",
-        },
-        "repository": {"full_name": "octo-org/octo-repo", "default_branch": "main"},
-    }
+    event = comment_event("@memory-agent remember: retries use tenacity")
     model = learning_model()
 
     outcome = runner.run("issue_comment", event, "refs/heads/main", model)

@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 
 from memory_action.store.actions_cache import READ_ONLY_MESSAGE
-from tests.fakes.cache_harness import default_tuning, fast_tuning
+from tests.fakes.cache_harness import JS_BACKOFF, default_tuning, fast_tuning
 from tests.fakes.cache_service import (
     BLOB_GET,
     BLOB_PUT,
@@ -28,45 +28,23 @@ from tests.fakes.cache_service import (
     FakeCacheService,
     Fault,
 )
-from tests.fakes.github_api import FakeGitHub, FakePullRequest, changed_file
-from tests.fakes.runner import ActionRunner, RunOutcome, pull_request_event
+from tests.fakes.github_api import FakeGitHub
+from tests.fakes.runner import (
+    CacheRunner,
+    RunOutcome,
+    comment_event,
+    pull_request_event,
+    push_event,
+)
 from tests.fakes.scripted_model import ScriptedChatModel, tool_call
 
 MEMORY = ".agent-memory/AGENTS.md"
-PATCH = "@@ -1,2 +1,3 @@\n def fetch(url):\n+    for attempt in range(3):\n     return get(url)\n"
 LESSON = "# Conventions\n\n- Network calls retry with tenacity, never a hand-written loop.\n"
 PR_LESSON = LESSON + "- PR 7: the fetcher's retry budget is 3 attempts.\n"
 PR_REF = "refs/pull/7/merge"
 MAIN_REF = "refs/heads/main"
 COMMITTED = "memory-agent/v1/memory-agent/repo/committed/"
 OVERLAY = "memory-agent/v1/memory-agent/repo/pr-7/"
-PUSH_EVENT = {
-    "ref": MAIN_REF,
-    "repository": {"full_name": "octo-org/octo-repo", "default_branch": "main"},
-}
-JS_BACKOFF = [3.0, 5.625, 8.4375, 12.65625]  # what the fake clock records with random() = 0.5
-
-
-class CacheRunner(ActionRunner):
-    """``ActionRunner`` without ``MEMORY_AGENT_STORE_DIR``: the Actions cache is the store."""
-
-    def env(self, event_name: str, event: dict[str, Any], ref: str) -> dict[str, str]:
-        env = super().env(event_name, event, ref)
-        del env["MEMORY_AGENT_STORE_DIR"]
-        return env
-
-
-@pytest.fixture
-def github() -> Iterator[FakeGitHub]:
-    fake = FakeGitHub()
-    fake.add_pull(
-        FakePullRequest(
-            files=[changed_file("src/fetch.py", PATCH)],
-            contents={"src/fetch.py": "def fetch(url):\n    return get(url)\n"},
-        )
-    )
-    with fake.serve():
-        yield fake
 
 
 @pytest.fixture
@@ -85,12 +63,7 @@ def sleeps() -> Iterator[list[float]]:
 
 @pytest.fixture
 def runner(tmp_path: Path, service: FakeCacheService, sleeps: list[float]) -> CacheRunner:
-    runner = CacheRunner(tmp_path)
-    runner.extra_env = {
-        "ACTIONS_RESULTS_URL": service.results_url,
-        "ACTIONS_RUNTIME_TOKEN": service.token,
-    }
-    return runner
+    return CacheRunner(tmp_path, extra_env=service.env())
 
 
 Trigger = tuple[str, dict[str, Any], str]  # event name, event payload, GITHUB_REF
@@ -100,7 +73,7 @@ def pull_request(action: str = "opened") -> Trigger:
     return ("pull_request", pull_request_event(action=action), PR_REF)
 
 
-PUSH: Trigger = ("push", PUSH_EVENT, MAIN_REF)
+PUSH: Trigger = ("push", push_event(), MAIN_REF)
 
 
 def run_as(
@@ -221,15 +194,7 @@ def test_a_comment_run_with_a_read_only_token_restores_and_succeeds(
 ) -> None:
     push(runner, service)
     read_only = service.add_run([MAIN_REF], read_only=True)
-    event = {
-        "action": "created",
-        "issue": {"number": 7, "pull_request": {"url": "x"}, "user": {"login": "mona"}},
-        "comment": {
-            "body": "@memory-agent remember: retries use tenacity",
-            "author_association": "COLLABORATOR",
-        },
-        "repository": {"full_name": "octo-org/octo-repo", "default_branch": "main"},
-    }
+    event = comment_event("@memory-agent remember: retries use tenacity")
     model = ScriptedChatModel.from_script(
         tool_call("write_file", {"file_path": MEMORY, "content": PR_LESSON}), "Noted."
     )

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -22,26 +21,11 @@ from tests.fakes.cache_service import (
     DEFAULT_TOKEN,
     FINALIZE,
     LOOKUP,
-    FakeCacheService,
     Fault,
 )
 
 VERSION = "83cd1addde378565c03b689736f1fb41bf3e741a39a3e1ad0f69f91e3171d69b"  # §10
 GZIP_VERSION = "b7df0e870a8b5d61ad4729ab04a35b7b14e7f66141d37bd814ef48e9e6241833"  # §5.2
-
-
-@pytest.fixture
-def service() -> Iterator[FakeCacheService]:
-    with FakeCacheService(REFS) as fake:
-        yield fake
-
-
-@pytest.fixture
-def cache(service: FakeCacheService, tmp_path: Path) -> Iterator[CacheHarness]:
-    harness = CacheHarness(service, tmp_path)
-    harness.workspace.mkdir()
-    yield harness
-    harness.close()
 
 
 def save(cache: CacheHarness, store: ActionsCacheStore, key: str, files: dict[str, str]) -> None:

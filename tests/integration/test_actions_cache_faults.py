@@ -10,7 +10,6 @@ import io
 import json
 import os
 import tarfile
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -20,33 +19,17 @@ import zstandard
 from memory_action.store.archive import ArchiveLimits
 from memory_action.store.base import RestoreKeys
 from memory_action.store.cache_protocol import RetryClock
-from tests.fakes.cache_harness import REFS, CacheHarness
+from tests.fakes.cache_harness import JS_BACKOFF, CacheHarness
 from tests.fakes.cache_service import (
     BLOB_GET,
     BLOB_PUT,
     CREATE,
     FINALIZE,
     LOOKUP,
-    FakeCacheService,
     Fault,
 )
 
 VERSION = "83cd1addde378565c03b689736f1fb41bf3e741a39a3e1ad0f69f91e3171d69b"
-JS_BACKOFF = [3.0, 5.625, 8.4375, 12.65625]  # with random() == 0.5: the middle of each range
-
-
-@pytest.fixture
-def service() -> Iterator[FakeCacheService]:
-    with FakeCacheService(REFS) as fake:
-        yield fake
-
-
-@pytest.fixture
-def cache(service: FakeCacheService, tmp_path: Path) -> Iterator[CacheHarness]:
-    harness = CacheHarness(service, tmp_path)
-    harness.workspace.mkdir()
-    yield harness
-    harness.close()
 
 
 @pytest.fixture

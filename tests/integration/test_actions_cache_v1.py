@@ -3,15 +3,13 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 
 from memory_action import __version__
 from memory_action.store.actions_cache import READ_ONLY_MESSAGE
 from memory_action.store.base import RestoreKeys
-from tests.fakes.cache_harness import REFS, CacheHarness
+from tests.fakes.cache_harness import CacheHarness
 from tests.fakes.cache_service import (
     BLOB_GET,
     DEFAULT_TOKEN,
@@ -20,26 +18,11 @@ from tests.fakes.cache_service import (
     V1_LOOKUP,
     V1_RESERVE,
     V1_UPLOAD,
-    FakeCacheService,
     Fault,
 )
 
 VERSION = "83cd1addde378565c03b689736f1fb41bf3e741a39a3e1ad0f69f91e3171d69b"
 ACCEPT = "application/json;api-version=6.0-preview.1"
-
-
-@pytest.fixture
-def service() -> Iterator[FakeCacheService]:
-    with FakeCacheService(REFS) as fake:
-        yield fake
-
-
-@pytest.fixture
-def cache(service: FakeCacheService, tmp_path: Path) -> Iterator[CacheHarness]:
-    harness = CacheHarness(service, tmp_path)
-    harness.workspace.mkdir()
-    yield harness
-    harness.close()
 
 
 def test_v1_round_trip(cache: CacheHarness) -> None:

@@ -22,12 +22,11 @@ from memory_action import __version__
 from memory_action.cli import main
 from memory_action.report import comment_marker
 from memory_action.store.local import LocalDirectoryStore
-from tests.fakes.github_api import REPOSITORY, FakeGitHub, FakePullRequest, changed_file
+from tests.fakes.github_api import REPOSITORY, FakeGitHub
 from tests.fakes.openai_stub import OpenAIStub, RecordedRequest, answer_reply, tool_call_reply
 from tests.fakes.runner import ActionRunner, pull_request_event
 
 MEMORY = ".agent-memory/AGENTS.md"
-PATCH = "@@ -1,2 +1,3 @@\n def fetch(url):\n+    for attempt in range(3):\n     return get(url)\n"
 ANSWER = "The retry loop returns on the first attempt; use tenacity (as this repo does)."
 LESSON = "# Conventions\n\n- Network calls retry with tenacity, never a hand-written loop.\n"
 GITHUB_TOKEN = "ghp_" + "L0calT0ken" * 4
@@ -449,19 +448,6 @@ def test_an_invalid_agent_name_is_exit_code_2(
 
 
 # -- review -----------------------------------------------------------------------------------
-
-
-@pytest.fixture
-def github() -> Iterator[FakeGitHub]:
-    fake = FakeGitHub()
-    fake.add_pull(
-        FakePullRequest(
-            files=[changed_file("src/fetch.py", PATCH)],
-            contents={"src/fetch.py": "def fetch(url):\n    return get(url)\n"},
-        )
-    )
-    with fake.serve():
-        yield fake
 
 
 @pytest.fixture

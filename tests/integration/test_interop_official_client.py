@@ -75,16 +75,9 @@ def node_ready() -> None:
 
 @pytest.fixture
 def service() -> Iterator[FakeCacheService]:
+    """The fake cache service; its token is a run of pull request 7 (the conftest's: of 1)."""
     with FakeCacheService(REFS) as fake:
         yield fake
-
-
-@pytest.fixture
-def cache(service: FakeCacheService, tmp_path: Path) -> Iterator[CacheHarness]:
-    harness = CacheHarness(service, tmp_path)
-    harness.workspace.mkdir()
-    yield harness
-    harness.close()
 
 
 def official(

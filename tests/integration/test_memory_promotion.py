@@ -7,7 +7,6 @@ import json
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -15,7 +14,13 @@ import pytest
 from memory_action.memory.proposals import apply_items, checked_items, decode_block
 from memory_action.store.local import LocalDirectoryStore
 from tests.fakes.github_api import FakeGitHub, FakePullRequest, changed_file
-from tests.fakes.runner import ActionRunner, pull_request_event
+from tests.fakes.runner import (
+    ActionRunner,
+    RunOutcome,
+    comment_event,
+    pull_request_event,
+    push_event,
+)
 from tests.fakes.scripted_model import ScriptedChatModel, tool_call
 
 MEMORY = ".agent-memory/AGENTS.md"
@@ -34,19 +39,14 @@ def github() -> Iterator[FakeGitHub]:
         yield fake
 
 
-@pytest.fixture
-def runner(tmp_path: Path) -> ActionRunner:
-    return ActionRunner(tmp_path)
-
-
-def push_event(sha: str = MERGE_SHA) -> dict[str, Any]:
-    return {
-        "ref": "refs/heads/main",
-        "after": sha,
-        "head_commit": {"id": sha},
-        "commits": [{"id": sha}],
-        "repository": {"full_name": "octo-org/octo-repo", "default_branch": "main"},
-    }
+def push(
+    runner: ActionRunner, model: ScriptedChatModel | None = None, sha: str = MERGE_SHA
+) -> RunOutcome:
+    """A push to main whose head commit is ``sha``; its maintenance run changes nothing unless
+    ``model`` does."""
+    if model is None:
+        model = ScriptedChatModel.from_script("Nothing to consolidate.")
+    return runner.run("push", push_event(sha), "refs/heads/main", model)
 
 
 def learn(*facts: str) -> ScriptedChatModel:
@@ -78,13 +78,12 @@ def test_a_maintainer_vetoes_one_of_two_items_and_only_the_other_is_promoted(
     # Two separate hunks: a fact under one heading and another under a second heading, with an
     # unchanged line between them in the committed memory the PR started from.
     seed = "# Tests\n\n- Use pytest.\n\n# Network\n\n- Use httpx.\n"
-    seeded = runner.run(
-        "push",
-        push_event("b" * 40),
-        "refs/heads/main",
+    seeded = push(
+        runner,
         ScriptedChatModel.from_script(
             tool_call("write_file", {"file_path": MEMORY, "content": seed}), "Seeded."
         ),
+        sha="b" * 40,
     )
     assert seeded.outputs["saved_key"], seeded.stdout
     learned = seed.replace("- Use pytest.\n", f"- Use pytest.\n{FACT_B}\n").replace(
@@ -105,12 +104,7 @@ def test_a_maintainer_vetoes_one_of_two_items_and_only_the_other_is_promoted(
     github.edit_comment_as(7, "maintainer", untick(body, FACT_B))
 
     github.merge(7, MERGE_SHA)
-    pushed = runner.run(
-        "push",
-        push_event(),
-        "refs/heads/main",
-        ScriptedChatModel.from_script("Nothing to consolidate."),
-    )
+    pushed = push(runner)
 
     assert pushed.exit_code == 0, pushed.stdout
     entry = committed_entry(runner)
@@ -146,12 +140,7 @@ def test_a_comment_edited_by_someone_without_write_access_is_ignored(
     github.edit_comment_as(7, "outsider", body)  # even an edit that changes nothing
 
     github.merge(7, MERGE_SHA)
-    pushed = runner.run(
-        "push",
-        push_event(),
-        "refs/heads/main",
-        ScriptedChatModel.from_script("Nothing to consolidate."),
-    )
+    pushed = push(runner)
 
     assert pushed.exit_code == 0, pushed.stdout
     assert "nothing promoted from #7" in pushed.summary
@@ -164,12 +153,7 @@ def test_an_unmerged_pull_request_is_never_promoted(
 ) -> None:
     runner.run("pull_request", pull_request_event(), "refs/pull/7/merge", learn(FACT_A))
 
-    pushed = runner.run(
-        "push",
-        push_event(),
-        "refs/heads/main",
-        ScriptedChatModel.from_script("Nothing to consolidate."),
-    )
+    pushed = push(runner)
 
     assert pushed.exit_code == 0, pushed.stdout
     assert LocalDirectoryStore(runner.store_dir).entries(COMMITTED) == []
@@ -178,15 +162,6 @@ def test_an_unmerged_pull_request_is_never_promoted(
 # --- issue_comment runs start from the pull request's proposed memory ---------------------------
 
 FACT_C = "- Log with structlog, never print."
-
-
-def comment_event(body: str, association: str = "COLLABORATOR", number: int = 7) -> dict[str, Any]:
-    return {
-        "action": "created",
-        "issue": {"number": number, "pull_request": {"url": "x"}, "user": {"login": "mona"}},
-        "comment": {"body": body, "author_association": association},
-        "repository": {"full_name": "octo-org/octo-repo", "default_branch": "main"},
-    }
 
 
 def remember(after: str, fact: str) -> ScriptedChatModel:
@@ -247,9 +222,7 @@ def test_a_comment_command_builds_on_the_proposed_memory_and_both_facts_are_prom
     assert ticked_text(body) == proposed_text(body)  # a collaborator's items start ticked
 
     github.merge(7, MERGE_SHA)
-    pushed = runner.run(
-        "push", push_event(), "refs/heads/main", ScriptedChatModel.from_script("Nothing to do.")
-    )
+    pushed = push(runner)
 
     assert pushed.exit_code == 0, pushed.stdout
     entry = committed_entry(runner)
@@ -266,7 +239,7 @@ TWO_HEADINGS = "# Tests\n\n- Use pytest.\n\n# Network\n\n- Use httpx.\n"
 def propose_two_and_veto_one(runner: ActionRunner, github: FakeGitHub) -> None:
     """Committed memory with two headings; #7 adds FACT_B under one and FACT_A under the other
     (two items); a maintainer unticks FACT_B."""
-    seeded = runner.run("push", push_event("b" * 40), "refs/heads/main", remember_all(TWO_HEADINGS))
+    seeded = push(runner, remember_all(TWO_HEADINGS), sha="b" * 40)
     assert seeded.outputs["saved_key"], seeded.stdout
     learned = TWO_HEADINGS.replace("- Use pytest.\n", f"- Use pytest.\n{FACT_B}\n").replace(
         "- Use httpx.\n", f"- Use httpx.\n{FACT_A}\n"
@@ -287,9 +260,7 @@ def assert_vetoed(body: str, fact: str) -> None:
 
 def promoted_after_merge(runner: ActionRunner, github: FakeGitHub) -> str:
     github.merge(7, MERGE_SHA)
-    pushed = runner.run(
-        "push", push_event(), "refs/heads/main", ScriptedChatModel.from_script("Nothing to do.")
-    )
+    pushed = push(runner)
     assert pushed.exit_code == 0, pushed.stdout
     return committed_entry(runner)["AGENTS.md"]
 
@@ -393,7 +364,7 @@ def test_a_veto_holds_when_a_later_run_adds_a_fact_right_next_to_the_vetoed_one(
 ) -> None:
     """The two lines become one change (one hunk, a new item): it must not start ticked."""
     seed = "# Conventions\n\n- Use pytest.\n"
-    seeded = runner.run("push", push_event("b" * 40), "refs/heads/main", remember_all(seed))
+    seeded = push(runner, remember_all(seed), sha="b" * 40)
     assert seeded.outputs["saved_key"], seeded.stdout
     runner.run(
         "pull_request", pull_request_event(), "refs/pull/7/merge", remember("- Use pytest.", FACT_A)
@@ -414,9 +385,7 @@ def test_a_veto_holds_when_a_later_run_adds_a_fact_right_next_to_the_vetoed_one(
     assert FACT_A not in ticked_text(rewritten), rewritten
 
     github.merge(7, MERGE_SHA)
-    pushed = runner.run(
-        "push", push_event(), "refs/heads/main", ScriptedChatModel.from_script("Nothing to do.")
-    )
+    pushed = push(runner)
     assert pushed.exit_code == 0, pushed.stdout
     assert committed_entry(runner)["AGENTS.md"] == seed  # nothing of #7 was accepted
 
@@ -444,7 +413,7 @@ def test_a_failed_lookup_of_merged_pull_requests_warns_and_promotes_nothing(
     fake.add_pull(FakePullRequest(number=7, files=[changed_file("a.py", "+x\n")]))
     seed = "# Conventions\n\n- Use pytest.\n"
     with fake.serve():
-        seeded = runner.run("push", push_event("b" * 40), "refs/heads/main", remember_all(seed))
+        seeded = push(runner, remember_all(seed), sha="b" * 40)
         assert seeded.outputs["saved_key"], seeded.stdout
         runner.run(
             "pull_request",
@@ -459,7 +428,7 @@ def test_a_failed_lookup_of_merged_pull_requests_warns_and_promotes_nothing(
             else remember("# Conventions", "\n- Keep memory short.")
         )
 
-        pushed = runner.run("push", push_event(), "refs/heads/main", model)
+        pushed = push(runner, model)
 
         assert pushed.exit_code == 0, pushed.stdout
         warnings = [line for line in pushed.stdout.splitlines() if line.startswith("::warning")]
@@ -480,9 +449,7 @@ def test_a_failed_lookup_of_merged_pull_requests_warns_and_promotes_nothing(
 
         # Re-running the job once GitHub answers promotes what the failed run could not know.
         fake.failing = False
-        rerun = runner.run(
-            "push", push_event(), "refs/heads/main", ScriptedChatModel.from_script("Done.")
-        )
+        rerun = push(runner)
 
     assert rerun.exit_code == 0, rerun.stdout
     assert "promoted 1 ticked memory change(s) of #7" in rerun.summary

@@ -6,10 +6,8 @@ Golden files live in tests/fixtures/golden/; after an intended change, rewrite t
 
 from __future__ import annotations
 
-import os
 import random
 import re
-from pathlib import Path
 
 import pytest
 
@@ -36,8 +34,8 @@ from memory_action.report import (
     render_summary,
     safe_markdown,
 )
+from tests.fakes.golden import assert_golden
 
-GOLDEN = Path(__file__).parent.parent / "fixtures" / "golden"
 RUN_URL = "https://github.com/octo-org/octo-repo/actions/runs/42/attempts/1"
 
 REVIEW = """\
@@ -61,13 +59,6 @@ DIFF = """\
  - Tests use pytest fixtures, not setUp.
 +- The uploader retries only on TransientError.
 """
-
-
-def assert_golden(name: str, text: str) -> None:
-    path = GOLDEN / name
-    if os.environ.get("UPDATE_GOLDEN") == "1":
-        path.write_text(text, encoding="utf-8")
-    assert text == path.read_text(encoding="utf-8")
 
 
 def comment(**overrides: object) -> str:

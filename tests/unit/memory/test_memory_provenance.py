@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import difflib
 import json
 import os
 from pathlib import Path
@@ -26,36 +25,13 @@ from memory_action.memory.provenance import (
     stamp_for_run,
     update,
 )
-
-GOLDEN = Path(__file__).resolve().parents[2] / "fixtures" / "golden"
+from tests.fakes.golden import assert_golden
 
 PR_RUN = Stamp("1234", "1", "pull_request", "mona", 7, "trusted", "2026-11-29T08:15:00Z")
 PUSH_RUN = Stamp("1300", "2", "push", "hubot", None, "trusted", "2026-11-30T09:00:00Z")
 OLD_RUN = Stamp("900", "1", "schedule", "octocat", None, "trusted", "2026-10-01T00:00:00Z")
 
 MEMORY = "# Memory\n\n## Tests\n- Use pytest fixtures, not setUp\n- Run ruff first\n"
-
-
-def assert_golden(name: str, actual: str) -> None:
-    """Compare with tests/fixtures/golden/<name>; UPDATE_GOLDEN=1 rewrites the file instead."""
-    path = GOLDEN / name
-    if os.environ.get("UPDATE_GOLDEN") == "1":
-        path.write_text(actual, encoding="utf-8")
-    expected = path.read_text(encoding="utf-8")
-    if actual != expected:
-        diff = "".join(
-            difflib.unified_diff(
-                expected.splitlines(keepends=True),
-                actual.splitlines(keepends=True),
-                fromfile=f"golden/{name}",
-                tofile="rendered",
-            )
-        )
-        pytest.fail(
-            f"rendering differs from golden/{name} "
-            f"(rerun with UPDATE_GOLDEN=1 if the change is intended):\n{diff}",
-            pytrace=False,
-        )
 
 
 def stamp_dict(**overrides: object) -> dict[str, object]:

@@ -2,39 +2,13 @@
 
 from __future__ import annotations
 
-import difflib
-import os
-from pathlib import Path
-
 import pytest
 
 from memory_action.memory.render import approx_tokens, render_memory_block, strip_html_comments
 from memory_action.memory.sources import MemorySource
+from tests.fakes.golden import assert_golden
 
-GOLDEN = Path(__file__).resolve().parents[2] / "fixtures" / "golden"
 WRITABLE = ".agent-memory/AGENTS.md"
-
-
-def assert_golden(name: str, actual: str) -> None:
-    """Compare with tests/fixtures/golden/<name>; UPDATE_GOLDEN=1 rewrites the file instead."""
-    path = GOLDEN / name
-    if os.environ.get("UPDATE_GOLDEN") == "1":
-        path.write_text(actual, encoding="utf-8")
-    expected = path.read_text(encoding="utf-8")
-    if actual != expected:
-        diff = "".join(
-            difflib.unified_diff(
-                expected.splitlines(keepends=True),
-                actual.splitlines(keepends=True),
-                fromfile=f"golden/{name}",
-                tofile="rendered",
-            )
-        )
-        pytest.fail(
-            f"rendered memory block differs from golden/{name} "
-            f"(rerun with UPDATE_GOLDEN=1 if the change is intended):\n{diff}",
-            pytrace=False,
-        )
 
 
 def test_two_sources_golden() -> None:
