@@ -80,6 +80,11 @@ def _run(the_plan: Plan) -> RunResult:
     provenance = update(start.provenance, start.text, final, stamp)
     diff = memory_diff(_as_files(start.text), _as_files(final), settings.memory_path.as_posix())
     saved = save(the_plan, start, final, provenance)
+    if settings.enable_memory:
+        # Docker actions run as root: what we wrote must stay usable by the job's later steps.
+        from memory_action.store.archive import fix_ownership  # noqa: PLC0415 - zstandard
+
+        fix_ownership(the_plan.folder, the_plan.context.workspace)
     result = Outcome(start, sources, outcome.answer, final, diff, saved, stamp, provenance, notes)
     comment_url = post_comment(the_plan, result)
     write_summary(the_plan, result)

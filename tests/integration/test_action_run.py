@@ -7,6 +7,7 @@ directory store (``MEMORY_AGENT_STORE_DIR``); everything between is the real cod
 from __future__ import annotations
 
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
@@ -277,3 +278,19 @@ def test_memory_files_in_the_checkout_are_never_loaded_as_memory(
     assert outcome.exit_code == 0, outcome.stdout + outcome.stderr
     assert "outside-dev" not in model.system_prompts[0]
     assert "(No memory loaded)" in model.system_prompts[0]
+
+
+def test_the_memory_folder_gets_the_workspace_owner(
+    runner: ActionRunner, github: FakeGitHub, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A Docker action runs as root; later steps run as the runner user (archive's unit tests
+    cover what fix_ownership does; this checks the run hands it the whole memory folder)."""
+    from memory_action.store import archive  # noqa: PLC0415
+
+    calls: list[tuple[Path, Path]] = []
+    monkeypatch.setattr(archive, "fix_ownership", lambda path, like: calls.append((path, like)))
+
+    outcome = runner.run("pull_request", pull_request_event(), PR_REF, learning_model())
+
+    assert outcome.exit_code == 0, outcome.stdout
+    assert calls == [(runner.workspace / ".agent-memory", runner.workspace)]
