@@ -207,11 +207,9 @@ def prepare_save(
     final: str,
     provenance: Provenance,
 ) -> tuple[str, EntryState, Provenance, frozenset[str], tuple[str, ...]]:
-    """The text, state and provenance to save, merged with anything committed since the start."""
+    """The text, state and provenance to save, merged with anything saved since the start."""
     if scope.layer is Layer.OVERLAY:
-        parents = frozenset({start.overlay.key} if start.overlay and start.overlay.key else ())
-        state = EntryState("overlay", base=start.committed.text, parents=_capped(parents))
-        return final, state, provenance, parents, ()
+        return _prepare_overlay(layers, scope, start, final, provenance)
     holds, text = start.committed.holds, final
     notes: tuple[str, ...] = ()
     if layers.lossless and scope.committed_prefix:
@@ -228,6 +226,36 @@ def prepare_save(
             notes = (f"merged {newest.key}, saved by another run while this one ran",)
     state = EntryState("committed", base=start.committed.text, parents=_capped(holds))
     return text, state, provenance, holds, notes
+
+
+def _prepare_overlay(
+    layers: LayerStore,
+    scope: MemoryScope,
+    start: StartingMemory,
+    final: str,
+    provenance: Provenance,
+) -> tuple[str, EntryState, Provenance, frozenset[str], tuple[str, ...]]:
+    """Another run of the same PR may have saved its overlay meanwhile (a re-run racing a new
+    push): its changes, re-applied on our committed memory, are merged into ours."""
+    own = start.overlay.key if start.overlay and start.overlay.key else None
+    parents, text = frozenset({own} if own else ()), final
+    notes: tuple[str, ...] = ()
+    if layers.lossless and scope.overlay_prefix:
+        keys, folder = RestoreKeys(scope.overlay_prefix), layers.scratch / "overlay-before-save"
+        newest = fetch(layers.store, keys, folder, layers.masked)
+        if newest.key is not None and newest.key not in parents | _held(start.overlay):
+            base = newest.state.base if newest.state and newest.state.layer == "overlay" else ""
+            theirs = merge_text(base, start.committed.text, newest.text).text
+            text = merge_text(start.text, theirs, final).text
+            provenance = merge_provenance(provenance, newest.provenance)
+            parents = parents | newest.holds()
+            notes = (f"merged {newest.key}, saved by another run of this pull request meanwhile",)
+    state = EntryState("overlay", base=start.committed.text, parents=_capped(parents))
+    return text, state, provenance, parents, notes
+
+
+def _held(entry: Fetched | None) -> frozenset[str]:
+    return entry.holds() if entry is not None else frozenset()
 
 
 def _capped(keys: frozenset[str]) -> tuple[str, ...]:

@@ -518,6 +518,42 @@ def test_a_first_overlay_save_has_no_parents(world: World) -> None:
     assert holds == frozenset()
 
 
+def test_an_overlay_save_merges_another_run_of_the_same_pull_request(world: World) -> None:
+    """A re-run racing a new push: both runs' learning survives in the PR's overlay."""
+    world.committed(1, BASE)
+    start = restore_layers(world.layers(), overlay_scope())  # no overlay yet
+    other = world.overlay(3, BASE + "- Learned by the other run.\n", base=BASE)
+    final = BASE + "- Learned by this run.\n"
+
+    text, state, _, holds, notes = prepare_save(
+        world.layers(), overlay_scope(), start, final, Provenance({})
+    )
+
+    assert text == BASE + "- Learned by the other run.\n- Learned by this run.\n"
+    assert state == EntryState("overlay", base=BASE, parents=(other,))
+    assert holds == {other}
+    assert notes == (f"merged {other}, saved by another run of this pull request meanwhile",)
+
+
+def test_an_overlay_save_rebases_a_racing_overlay_made_on_older_committed_memory(
+    world: World,
+) -> None:
+    first = world.committed(1, BASE)
+    other = world.overlay(2, BASE + "- Other run.\n", base=BASE)
+    world.committed(3, BASE + "- Committed later.\n", parents=[first])
+    start = restore_layers(world.layers(), overlay_scope())  # sees the other overlay
+    newer = world.overlay(4, BASE + "- Other run.\n- Its second run.\n", base=BASE, parents=[other])
+    final = start.text + "- This run.\n"
+
+    text, _, _, holds, _ = prepare_save(
+        world.layers(), overlay_scope(), start, final, Provenance({})
+    )
+
+    for line in ("- Other run.", "- Its second run.", "- Committed later.", "- This run."):
+        assert text.count(line) == 1, text
+    assert holds == {other, newer}
+
+
 def test_a_committed_save_merges_what_another_run_saved_meanwhile(world: World) -> None:
     first = world.committed(1, BASE)
     start = restore_layers(world.layers(), committed_scope())
