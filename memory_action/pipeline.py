@@ -8,6 +8,7 @@ fast.
 
 from __future__ import annotations
 
+import dataclasses
 import shutil
 import tempfile
 from pathlib import Path
@@ -71,7 +72,7 @@ def run(settings: Settings, context: RunContext, services: Services) -> RunResul
 
 def _run(the_plan: Plan) -> RunResult:
     settings = the_plan.settings
-    start = promote(the_plan, restore(the_plan))
+    start = _over_budget_note(the_plan, promote(the_plan, restore(the_plan)))
     _lay_out(the_plan, start)
     sources = load_sources(the_plan.files) if settings.enable_memory else []
     outcome = run_agent(the_plan)
@@ -97,6 +98,19 @@ def _run(the_plan: Plan) -> RunResult:
         response=redact(outcome.answer, the_plan.masked)[0],  # outputs may be posted anywhere
         memory_diff=redact(diff, the_plan.masked)[0],
     )
+
+
+def _over_budget_note(the_plan: Plan, start: StartingMemory) -> StartingMemory:
+    """Merged memory can start over budget: nothing is cut, the agent is asked to consolidate."""
+    size, budget = len(start.text.encode()), the_plan.settings.max_memory_bytes
+    if size <= budget:
+        return start
+    note = (
+        f"memory starts {size} bytes, over max_memory_kb={the_plan.settings.max_memory_kb}: "
+        "the agent is asked to consolidate; it is saved only once it fits"
+    )
+    the_plan.log.warning(f"Memory: {note}.")
+    return dataclasses.replace(start, notes=(*start.notes, note))
 
 
 def _as_files(text: str) -> dict[str, str]:

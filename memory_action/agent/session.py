@@ -60,9 +60,21 @@ class AgentSession:
             memory_budget_bytes=self.settings.max_memory_bytes,
             memory=memory,
         )
+        if memory and (size := self._memory_size()) > self.settings.max_memory_bytes:
+            task += (
+                f"\n\nYour writable memory is {size} bytes, over its budget of "
+                f"{self.settings.max_memory_bytes} bytes: consolidate it (merge or drop entries, "
+                "resolve conflict blocks) before you finish, or it cannot be saved."
+            )
         if self.context.comment_body.strip():
             task += "\n\n" + _comment_request(self.context)
         return task
+
+    def _memory_size(self) -> int:
+        try:
+            return self.files.host_path(self.files.writable).stat().st_size
+        except OSError:
+            return 0
 
 
 def _comment_request(context: RunContext) -> str:

@@ -17,6 +17,7 @@ from pathlib import Path, PurePosixPath
 from memory_action.errors import MemoryFileError
 from memory_action.settings import Settings
 
+WRITABLE_OVERRUN = 4  # how far past its budget the writable memory may be and still load
 _FIX_READ_ONLY = "remove it from memory_sources"
 _FIX_WRITABLE = "fix or delete it in the memory store it was restored from"
 
@@ -123,17 +124,28 @@ def _load_writable(files: MemoryFiles) -> MemorySource | None:
             f"Memory file {shown} is unsafe: {link.as_posix()} is a symlink and memory files "
             f"must be plain files in plain folders; {_FIX_WRITABLE}."
         )
-    content = _read(files.host_path(files.writable), shown, files.max_bytes, fix=_FIX_WRITABLE)
+    # Over budget is allowed here (merging raced runs, or a lowered max_memory_kb, can get it
+    # there): the agent is asked to consolidate and it is not saved until it fits. Only far
+    # beyond the budget is it refused, as a file nobody can consolidate in one run.
+    content = _read(
+        files.host_path(files.writable),
+        shown,
+        files.max_bytes * WRITABLE_OVERRUN,
+        fix=_FIX_WRITABLE,
+        budget=files.max_bytes,
+    )
     return None if content is None else MemorySource(shown, content, writable=True)
 
 
-def _read(path: Path, shown: str, max_bytes: int, *, fix: str) -> str | None:
+def _read(
+    path: Path, shown: str, max_bytes: int, *, fix: str, budget: int | None = None
+) -> str | None:
     """The normalised text of a regular UTF-8 file of at most ``max_bytes``; None if missing."""
     try:
         info = path.stat()
         if not stat.S_ISREG(info.st_mode):
             raise MemoryFileError(f"Memory file {shown} is not a regular file: {fix}.")
-        _check_size(shown, info.st_size, max_bytes)
+        _check_size(shown, info.st_size, max_bytes, budget or max_bytes)
         # O_NOFOLLOW: the last part cannot have become a link since the checks above;
         # O_NONBLOCK: a FIFO swapped in cannot hang the run.
         fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
@@ -145,7 +157,7 @@ def _read(path: Path, shown: str, max_bytes: int, *, fix: str) -> str | None:
         raise MemoryFileError(
             f"Memory file {shown} cannot be read ({exc.strerror}): {fix}."
         ) from exc
-    _check_size(shown, len(data), max_bytes)
+    _check_size(shown, len(data), max_bytes, budget or max_bytes)
     try:
         return normalise_text(data.decode("utf-8"))
     except UnicodeDecodeError as exc:
@@ -155,9 +167,9 @@ def _read(path: Path, shown: str, max_bytes: int, *, fix: str) -> str | None:
         ) from exc
 
 
-def _check_size(shown: str, size: int, max_bytes: int) -> None:
+def _check_size(shown: str, size: int, max_bytes: int, budget: int) -> None:
     if size > max_bytes:
         raise MemoryFileError(
             f"Memory file {shown} is {size} bytes, over the limit of {max_bytes} bytes "
-            f"(max_memory_kb={max_bytes // 1024}): raise max_memory_kb or trim it."
+            f"(max_memory_kb={budget // 1024}): raise max_memory_kb or trim it."
         )

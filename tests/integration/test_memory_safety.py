@@ -265,3 +265,55 @@ def test_a_model_that_keeps_adding_stays_within_budget_and_loses_nothing(tmp_pat
     text = store.read_entry(overlay.key)["AGENTS.md"]
     assert len(text.encode()) <= 1024
     assert all(line in text for line in original.splitlines())
+
+
+def test_memory_that_starts_over_budget_runs_and_is_saved_only_once_consolidated(
+    tmp_path: Path,
+) -> None:
+    """Merging raced runs (or a lowered max_memory_kb) can start a run over budget: the run
+    goes on, the agent is asked to consolidate, and nothing is saved until it fits."""
+    runner = ActionRunner(tmp_path)
+    runner.inputs["max_memory_kb"] = "1"
+    big = "# Rules\n\n" + "".join(
+        f"- Rule {n:02d}: keep the code base tidy please.\n" for n in range(30)
+    )
+    assert 1024 < len(big.encode()) <= 4096
+    seed = tmp_path / "seed" / ".agent-memory"
+    seed.mkdir(parents=True)
+    (seed / "AGENTS.md").write_text(big)
+    LocalDirectoryStore(runner.store_dir).save(f"{COMMITTED}1-1", seed)
+    github = FakeGitHub()
+    github.add_pull(FakePullRequest(files=[changed_file("a.py", "+x\n")]))
+
+    unchanged = ScriptedChatModel.from_script(
+        tool_call(
+            "edit_file",
+            {
+                "file_path": MEMORY,
+                "old_string": "# Rules\n",
+                "new_string": "# Rules\n- One more.\n",
+            },
+        ),
+        "Reviewed.",
+    )
+    with github.serve():
+        first = runner.run("pull_request", pull_request_event(), PR_REF, unchanged)
+
+    assert first.exit_code == 0, first.stdout
+    assert "over its budget of 1024 bytes" in str(unchanged.seen[0][-1].content)
+    assert "over max_memory_kb=1" in first.summary
+    assert first.outputs["saved_key"] == ""  # the growing edit was refused; nothing was cut
+
+    consolidated = "# Rules\n\n- Keep the code base tidy (rules 00-29 said the same).\n"
+    consolidate = ScriptedChatModel.from_script(
+        tool_call("write_file", {"file_path": MEMORY, "content": consolidated}), "Consolidated."
+    )
+    with github.serve():
+        second = runner.run(
+            "pull_request", pull_request_event(action="synchronize"), PR_REF, consolidate
+        )
+
+    assert second.exit_code == 0, second.stdout
+    assert second.outputs["saved_key"]
+    store = LocalDirectoryStore(runner.store_dir)
+    assert store.read_entry(second.outputs["saved_key"])["AGENTS.md"] == consolidated

@@ -113,12 +113,31 @@ def test_writable_file_not_utf8(tmp_path: Path) -> None:
 
 
 def test_oversize_names_the_file_and_the_fix(tmp_path: Path) -> None:
+    put(tmp_path, "AGENTS.md", "x" * 1025)
+
+    message = load_error(make_files(tmp_path, "AGENTS.md", max_bytes=1024))
+
+    assert "AGENTS.md" in message
+    assert "1025 bytes" in message
+    assert "raise max_memory_kb or trim it" in message
+
+
+def test_writable_memory_over_budget_loads_so_it_can_be_consolidated(tmp_path: Path) -> None:
     put(tmp_path, WRITABLE, "x" * 1025)
+
+    [source] = load_sources(make_files(tmp_path, max_bytes=1024))
+
+    assert len(source.content) == 1025
+
+
+def test_writable_memory_far_over_budget_names_the_file_and_the_fix(tmp_path: Path) -> None:
+    put(tmp_path, WRITABLE, "x" * 4097)
 
     message = load_error(make_files(tmp_path, max_bytes=1024))
 
     assert WRITABLE in message
-    assert "1025 bytes" in message
+    assert "4097 bytes" in message
+    assert "max_memory_kb=1" in message
     assert "raise max_memory_kb or trim it" in message
 
 
