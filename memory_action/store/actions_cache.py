@@ -53,13 +53,6 @@ ARCHIVE_NAMES = {Compression.ZSTD_WITHOUT_LONG: "cache.tzst", Compression.GZIP: 
 
 
 @dataclass(frozen=True)
-class CacheSaveResult(SaveResult):
-    """A ``SaveResult`` that also says whether the run may not write to the cache at all."""
-
-    write_denied: bool = False  # read-only token or ACTIONS_CACHE_MODE: memory becomes a proposal
-
-
-@dataclass(frozen=True)
 class CacheTuning:
     """Knobs tests turn: timeouts, the retry clock, blob and chunk sizes, archive limits."""
 
@@ -223,7 +216,7 @@ class ActionsCacheStore:
 
     # -- save ---------------------------------------------------------------------------------
 
-    def save(self, key: str, folder: Path) -> CacheSaveResult:
+    def save(self, key: str, folder: Path) -> SaveResult:
         """Save ``folder`` as a new immutable entry; an existing key counts as saved."""
         self._check_folder(folder)
         refused = self._refuse_save(key)
@@ -238,21 +231,21 @@ class ActionsCacheStore:
             return self._already_exists(key, exc)
         except (CacheError, OSError) as exc:
             reason = self._safe(f"memory was not saved to the {self.name}: {exc}")
-            return CacheSaveResult(saved=False, key=key, reason=reason)
+            return SaveResult(saved=False, key=key, reason=reason)
         self._workflow.info(f"Cache saved with key: {key}")
-        return CacheSaveResult(saved=True, key=key, size_bytes=size)
+        return SaveResult(saved=True, key=key, size_bytes=size)
 
-    def _refuse_save(self, key: str) -> CacheSaveResult | None:
+    def _refuse_save(self, key: str) -> SaveResult | None:
         """A result when the save must not even be tried (no request is sent), else None."""
         problem = key_problem([key])
         if problem is not None:
-            return CacheSaveResult(saved=False, key=key, reason=f"not saved: {problem}")
+            return SaveResult(saved=False, key=key, reason=f"not saved: {problem}")
         if not self._config.may_write:
             reason = (
                 f"ACTIONS_CACHE_MODE={self._config.mode} does not allow writing to the cache; "
                 "memory was not saved"
             )
-            return CacheSaveResult(saved=False, key=key, reason=reason, write_denied=True)
+            return SaveResult(saved=False, key=key, reason=reason, write_denied=True)
         if self._write_denied:  # refused before: no second request, no second story
             return _read_only(key)
         return None
@@ -267,15 +260,15 @@ class ActionsCacheStore:
             self._backend.finalize(reservation, size)
         return size
 
-    def _already_exists(self, key: str, exc: AlreadyExistsError) -> CacheSaveResult:
+    def _already_exists(self, key: str, exc: AlreadyExistsError) -> SaveResult:
         if exc.after_retry:
             # An earlier attempt may have reserved it and then timed out: nothing was uploaded.
             reason = (
                 f"memory was not saved: the {self.name} reports key {key!r} as existing after a "
                 "failed attempt to reserve it; the next run saves under a new key"
             )
-            return CacheSaveResult(saved=False, key=key, reason=reason)
-        return CacheSaveResult(
+            return SaveResult(saved=False, key=key, reason=reason)
+        return SaveResult(
             saved=True, key=key, reason=f"already exists: entry {key!r} was saved before"
         )
 
@@ -290,8 +283,8 @@ class ActionsCacheStore:
         return self._workflow.redact(text)
 
 
-def _read_only(key: str) -> CacheSaveResult:
-    return CacheSaveResult(saved=False, key=key, reason=READ_ONLY_MESSAGE, write_denied=True)
+def _read_only(key: str) -> SaveResult:
+    return SaveResult(saved=False, key=key, reason=READ_ONLY_MESSAGE, write_denied=True)
 
 
 def _absolute(path: Path) -> Path:

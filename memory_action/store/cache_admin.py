@@ -109,46 +109,6 @@ class CacheAdmin:
         items = data.get("actions_caches") if isinstance(data, dict) else None
         return items if isinstance(items, list) else []
 
-    def delete_superseded(
-        self,
-        prefix: str,
-        ref: str,
-        restored_key: str | None,
-        restored_created_at: datetime | None,
-        keep_key: str,
-        *,
-        version: str | None = None,
-    ) -> int:
-        """Delete the entries of ``prefix`` in ``ref`` that this run's new save supersedes.
-
-        Those are the entries created at or before the one this run restored (their content is
-        in the new save): never ``keep_key`` (the new entry) and never a newer entry (another
-        run's save this run has not merged). ``restored_created_at`` defaults to the restored
-        entry's ``created_at`` in the listing; with nothing restored nothing is deleted.
-        ``version`` limits deletion to entries of that version. Returns how many were deleted.
-        """
-        if restored_key is None:
-            return 0
-        entries = [e for e in self.list_entries(prefix, ref) if version in (None, e.version)]
-        cutoff = (
-            _aware(restored_created_at)
-            if restored_created_at is not None
-            else _created_at(entries, restored_key)
-        )
-        if cutoff is None:
-            self._workflow.debug(f"Cache hygiene: {restored_key} is not in {ref}; kept all")
-            return 0
-        doomed = [e for e in entries if e.key != keep_key and e.created_at <= cutoff]
-        deleted = 0
-        for entry in doomed:
-            outcome = self._delete(entry)
-            if outcome is None:
-                break  # no permission: the others would be refused too
-            deleted += outcome
-        if deleted:
-            self._workflow.info(f"Deleted {deleted} superseded cache entries of {prefix} in {ref}")
-        return deleted
-
     def delete_keys(
         self, prefix: str, ref: str, keys: frozenset[str], *, keep_key: str, version: str | None
     ) -> int:
@@ -193,7 +153,3 @@ def _aware(moment: datetime) -> datetime:
     """Naive times are taken as UTC, so they compare with the API's."""
     return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
 
-
-def _created_at(entries: list[CacheEntryInfo], key: str) -> datetime | None:
-    """When the newest entry with exactly ``key`` was created (entries are newest first)."""
-    return next((entry.created_at for entry in entries if entry.key == key), None)

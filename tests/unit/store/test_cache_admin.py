@@ -129,48 +129,33 @@ def test_list_refused_is_empty_and_quiet(
     assert "::warning" not in out.getvalue()
 
 
-def test_deletes_what_the_restored_entry_covered(
+HELD = frozenset({OLD["key"], RESTORED["key"]})  # what this run's new save holds
+
+
+def test_deletes_exactly_the_keys_the_new_save_holds(
     admin: CacheAdmin, mocked: responses.RequestsMock
 ) -> None:
     _list(mocked, NEW, CONCURRENT, RESTORED, OLD)
     _deletes(mocked, 1, 2)
-    count = admin.delete_superseded(PREFIX, PR_REF, RESTORED["key"], None, NEW["key"])
+    count = admin.delete_keys(PREFIX, PR_REF, HELD, keep_key=NEW["key"], version=None)
     assert count == 2
     assert sorted(_deleted_ids(mocked)) == [1, 2]  # never the new entry, never the concurrent one
 
 
-def test_an_explicit_restored_time_is_the_cutoff(
-    admin: CacheAdmin, mocked: responses.RequestsMock
-) -> None:
-    _list(mocked, NEW, CONCURRENT, RESTORED, OLD)
-    _deletes(mocked, 1)
-    cutoff = datetime(2026, 11, 1, 12, 0)  # naive: taken as UTC
-    assert admin.delete_superseded(PREFIX, PR_REF, "from-another-ref", cutoff, NEW["key"]) == 1
-    assert _deleted_ids(mocked) == [1]
-
-
-def test_the_new_entry_is_kept_even_when_older(
+def test_the_new_entry_is_kept_even_when_named(
     admin: CacheAdmin, mocked: responses.RequestsMock
 ) -> None:
     _list(mocked, RESTORED, OLD)
     _deletes(mocked, 2)
-    cutoff = datetime(2026, 12, 1, tzinfo=UTC)
-    assert admin.delete_superseded(PREFIX, PR_REF, RESTORED["key"], cutoff, OLD["key"]) == 1
+    assert admin.delete_keys(PREFIX, PR_REF, HELD, keep_key=OLD["key"], version=None) == 1
     assert _deleted_ids(mocked) == [2]
 
 
-def test_nothing_restored_deletes_nothing(
+def test_keys_not_in_the_listing_delete_nothing(
     admin: CacheAdmin, mocked: responses.RequestsMock
 ) -> None:
-    assert admin.delete_superseded(PREFIX, PR_REF, None, None, NEW["key"]) == 0
-    assert len(mocked.calls) == 0
-
-
-def test_a_restored_key_not_in_the_listing_deletes_nothing(
-    admin: CacheAdmin, mocked: responses.RequestsMock
-) -> None:
-    _list(mocked, NEW, OLD)
-    assert admin.delete_superseded(PREFIX, PR_REF, "agent-memory-main-run-1", None, NEW["key"]) == 0
+    _list(mocked, NEW, CONCURRENT)
+    assert admin.delete_keys(PREFIX, PR_REF, HELD, keep_key=NEW["key"], version=None) == 0
     assert _deleted_ids(mocked) == []
 
 
@@ -178,7 +163,8 @@ def test_version_limits_what_is_deleted(admin: CacheAdmin, mocked: responses.Req
     gzip_entry = _entry(5, PREFIX + "run-0", "2026-10-01T10:00:00Z", version="v-gzip")
     _list(mocked, NEW, RESTORED, OLD, gzip_entry)
     _deletes(mocked, 1, 2)
-    count = admin.delete_superseded(PREFIX, PR_REF, RESTORED["key"], None, NEW["key"], version="v1")
+    held = HELD | {gzip_entry["key"]}
+    count = admin.delete_keys(PREFIX, PR_REF, held, keep_key=NEW["key"], version="v1")
     assert count == 2
     assert 5 not in _deleted_ids(mocked)
 
@@ -188,7 +174,7 @@ def test_a_403_on_delete_stops_quietly(
 ) -> None:
     _list(mocked, NEW, RESTORED, OLD)
     _deletes(mocked, 2, 1, status=403)
-    assert admin.delete_superseded(PREFIX, PR_REF, RESTORED["key"], None, NEW["key"]) == 0
+    assert admin.delete_keys(PREFIX, PR_REF, HELD, keep_key=NEW["key"], version=None) == 0
     assert len(_deleted_ids(mocked)) == 1  # the first refusal ends the loop
     assert "::debug::Cache hygiene skipped" in out.getvalue()
 
@@ -197,12 +183,12 @@ def test_a_404_on_delete_is_skipped(admin: CacheAdmin, mocked: responses.Request
     _list(mocked, NEW, RESTORED, OLD)
     mocked.delete(f"{CACHES}/2", status=404)
     mocked.delete(f"{CACHES}/1", status=204)
-    assert admin.delete_superseded(PREFIX, PR_REF, RESTORED["key"], None, NEW["key"]) == 1
+    assert admin.delete_keys(PREFIX, PR_REF, HELD, keep_key=NEW["key"], version=None) == 1
 
 
 def test_a_server_error_never_raises(admin: CacheAdmin, mocked: responses.RequestsMock) -> None:
     mocked.get(CACHES, status=500, json={"message": "boom"})
-    assert admin.delete_superseded(PREFIX, PR_REF, RESTORED["key"], None, NEW["key"]) == 0
+    assert admin.delete_keys(PREFIX, PR_REF, HELD, keep_key=NEW["key"], version=None) == 0
 
 
 def test_parse_entry_accepts_fractional_times() -> None:
