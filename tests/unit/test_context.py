@@ -55,7 +55,7 @@ def runner_env(event: str, ref: str, **extra: str) -> dict[str, str]:
         "GITHUB_HEAD_REF": "",
         "GITHUB_BASE_REF": "",
         "RUNNER_OS": "Linux",
-        "RUNNER_TEMP": "/home/runner/work/_temp",
+        "RUNNER_TEMP": "/github/runner_temp",  # as a Docker action sees it
         "INPUT_MEMORY_SCOPE": "repo",
     }
     env.update(extra)

@@ -168,6 +168,8 @@ def write(tmp_path: Path, data: bytes, name: str = "cache.tzst") -> Path:
 
 # --- version (§5.2, §10) -----------------------------------------------------------------------
 
+# The spec's test vectors hash the path `actions/cache` sees on a GitHub-hosted runner for a
+# repository "r" (not a path of any machine these tests run on): the strings must match exactly.
 RUNNER_PATH = "/home/runner/work/r/r/.agent-memory"
 
 
