@@ -152,4 +152,3 @@ class CacheAdmin:
 def _aware(moment: datetime) -> datetime:
     """Naive times are taken as UTC, so they compare with the API's."""
     return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
-
