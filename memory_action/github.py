@@ -236,6 +236,13 @@ class GitHubPullRequest:
             data = self._file_bytes(path, head_sha)
         return _decode_text(data) if data is not None else None
 
+    def base_file_content(self, path: str) -> str | None:
+        """The file's text at the base commit, with the same limits as ``file_content``."""
+        base = self.info().base_sha or self.info().base_ref
+        with self._client.api(f"reading {path} at {base[:12]}"):
+            data = self._file_bytes(path, base)
+        return _decode_text(data) if data is not None else None
+
     def _file_bytes(self, path: str, ref: str) -> bytes | None:
         try:
             found = self._client.repository.get_contents(path, ref=ref)
@@ -261,6 +268,7 @@ def _pull_request_info(pull: PullRequest) -> PullRequestInfo:
         head_ref=pull.head.ref,
         base_ref=pull.base.ref,
         draft=bool(pull.draft),
+        base_sha=pull.base.sha,
     )
 
 

@@ -27,6 +27,7 @@ class PullRequestInfo:
     head_ref: str
     base_ref: str
     draft: bool = False
+    base_sha: str = ""  # the base branch's commit the pull request is compared with
 
 
 class PullRequestReader(Protocol):
@@ -38,6 +39,10 @@ class PullRequestReader(Protocol):
 
     def file_content(self, path: str) -> str | None:
         """The file's text at the head commit; None if it does not exist there or is binary."""
+        ...
+
+    def base_file_content(self, path: str) -> str | None:
+        """The file's text at the base commit (trusted: the pull request cannot change it)."""
         ...
 
 

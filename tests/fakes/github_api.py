@@ -25,6 +25,7 @@ API_URL = "https://api.github.com"
 REQUEST_BASE = f"{API_URL}:443/repos/{REPOSITORY}"
 ANSWER_BASE = f"{API_URL}/repos/{REPOSITORY}"
 HEAD_SHA = "6dcb09b5b57875f334f61aebed695e2e4193db5e"
+BASE_SHA = "1" * 40
 BOT = {"login": "github-actions[bot]", "id": 41898282, "type": "Bot"}
 # The change most whole-run tests review: a retry loop added to src/fetch.py.
 FETCH_PATCH = (
@@ -45,6 +46,7 @@ class FakePullRequest:
     head_ref: str = "retry-fetcher"
     files: list[dict[str, Any]] = field(default_factory=list)
     contents: dict[str, str] = field(default_factory=dict)  # path → text at the head commit
+    base_contents: dict[str, str] = field(default_factory=dict)  # path → text at BASE_SHA
     merged_in: str | None = None  # the commit sha that merged it (None: open)
 
 
@@ -83,7 +85,7 @@ class FakeGitHub:
                 ("GET", r"", self._repo),
                 ("GET", r"/pulls/(\d+)", self._pull),
                 ("GET", r"/pulls/(\d+)/files", self._files),
-                ("GET", r"/contents/(.+)", self._contents),
+                ("GET", r"/contents/([^?]+)", self._contents),
                 ("GET", r"/issues/(\d+)", self._issue),
                 ("GET", r"/issues/(\d+)/comments", self._list_comments),
                 ("POST", r"/issues/(\d+)/comments", self._create_comment),
@@ -128,11 +130,13 @@ class FakeGitHub:
         page = int(query.get("page", ["1"])[0])
         return _json(pull.files if page == 1 else [])
 
-    def _contents(self, _request: requests.PreparedRequest, path: str) -> Reply:
+    def _contents(self, request: requests.PreparedRequest, path: str) -> Reply:
         path = unquote(path)
+        ref = parse_qs(urlsplit(str(request.url)).query).get("ref", [HEAD_SHA])[0]
         for pull in self.pulls.values():
-            if path in pull.contents:
-                data = pull.contents[path].encode()
+            contents = pull.base_contents if ref == BASE_SHA else pull.contents
+            if path in contents:
+                data = contents[path].encode()
                 return _json(
                     {
                         "type": "file",
@@ -279,7 +283,7 @@ def pull_json(pull: FakePullRequest, base: str = ANSWER_BASE) -> dict[str, Any]:
         "draft": False,
         "user": {"login": pull.author, "type": "User"},
         "head": {"ref": pull.head_ref, "sha": HEAD_SHA, "repo": repo},
-        "base": {"ref": pull.base_ref, "sha": "1" * 40, "repo": repo},
+        "base": {"ref": pull.base_ref, "sha": BASE_SHA, "repo": repo},
         "merged_at": "2026-11-29T11:00:00Z" if pull.merged_in else None,
         "merge_commit_sha": pull.merged_in,
     }

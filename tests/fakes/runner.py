@@ -19,7 +19,7 @@ from typing import Any
 from langchain_core.language_models import BaseChatModel
 
 from memory_action.main import main
-from tests.fakes.github_api import API_URL, HEAD_SHA, REPOSITORY
+from tests.fakes.github_api import API_URL, BASE_SHA, HEAD_SHA, REPOSITORY
 
 TOKEN = "ghs_" + "W0rkf1ow" * 5
 ACTION_DEFAULTS = {
@@ -57,7 +57,7 @@ def pull_request_event(
             "author_association": association,
             "user": {"login": "outside-dev" if fork else "mona"},
             "head": {"ref": "retry-fetcher", "sha": HEAD_SHA, "repo": {"full_name": head_repo}},
-            "base": {"ref": base_ref, "sha": "1" * 40, "repo": {"full_name": REPOSITORY}},
+            "base": {"ref": base_ref, "sha": BASE_SHA, "repo": {"full_name": REPOSITORY}},
         },
         "repository": {"full_name": REPOSITORY, "default_branch": "main"},
     }

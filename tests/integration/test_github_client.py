@@ -25,6 +25,7 @@ from memory_action.errors import GitHubError
 from memory_action.github import DEFAULT_API_URL, GitHubClient
 from memory_action.pull_request import ChangedFile, CommentPermissionError
 from memory_action.report import comment_marker
+from tests.fakes.github_api import FakeGitHub, FakePullRequest
 
 FIXTURES = Path(__file__).parent.parent / "fixtures" / "github"
 TOKEN = "ghs_" + "T0k3n" * 7  # looks like an installation token; must never appear in errors
@@ -496,3 +497,19 @@ def test_the_pull_request_is_read_once_for_many_files(pr_api: responses.Requests
 
 def b64(text: str) -> str:
     return base64.encodebytes(text.encode()).decode("ascii")
+
+
+def test_base_file_content_reads_the_base_commit_not_the_head() -> None:
+    """Trusted inputs (.gitattributes, read-only memory) come from the base: the PR cannot
+    change them."""
+    fake = FakeGitHub()
+    fake.add_pull(
+        FakePullRequest(
+            contents={"AGENTS.md": "head text\n"}, base_contents={"AGENTS.md": "base\n"}
+        )
+    )
+    with fake.serve():
+        reader = client().pull_request(7)
+        assert reader.base_file_content("AGENTS.md") == "base\n"
+        assert reader.file_content("AGENTS.md") == "head text\n"
+        assert reader.base_file_content("missing.md") is None

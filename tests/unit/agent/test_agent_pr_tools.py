@@ -53,6 +53,9 @@ class FakeReader:
             raise RuntimeError("rate limited")
         return self.contents.get(path)
 
+    def base_file_content(self, path: str) -> str | None:
+        return None
+
 
 def _tools(reader: FakeReader, **kwargs: Any) -> dict[str, BaseTool]:
     return {t.name: t for t in make_pr_tools(reader, **kwargs)}
