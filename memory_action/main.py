@@ -94,6 +94,10 @@ def model_factory(settings: Settings, env: Mapping[str, str]) -> Callable[[], Ba
     def build() -> BaseChatModel:
         from memory_action.agent.models import build_chat_model  # noqa: PLC0415
 
-        return build_chat_model(settings, settings.github_token, timeout_s=120.0, env=env)
+        # The review engine waits out short 429s itself and must stop at once on a daily quota,
+        # which the SDK's own retries would spend the run on.
+        return build_chat_model(
+            settings, settings.github_token, timeout_s=120.0, max_retries=0, env=env
+        )
 
     return build

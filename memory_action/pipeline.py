@@ -40,7 +40,7 @@ from memory_action.settings import Settings
 from memory_action.store.base import RestoreResult
 
 if TYPE_CHECKING:
-    from memory_action.agent.runner import AgentOutcome
+    from memory_action.review.engine import ReviewResult
 
 __all__ = [
     "GitHubAccess",
@@ -77,16 +77,20 @@ def _run(the_plan: Plan) -> RunResult:
     sources = load_sources(the_plan.files) if settings.enable_memory else []
     outcome = run_agent(the_plan)
     final, notes = _final_memory(the_plan)
+    if outcome.note:
+        notes = (*notes, outcome.note)
     stamp = stamp_for_run(the_plan.context, the_plan.services.clock())
     provenance = update(start.provenance, start.text, final, stamp)
     diff = memory_diff(_as_files(start.text), _as_files(final), settings.memory_path.as_posix())
-    saved = save(the_plan, start, final, provenance)
+    saved = save(the_plan, start, final, provenance, finished=outcome.finished)
     if settings.enable_memory:
         # Docker actions run as root: what we wrote must stay usable by the job's later steps.
         from memory_action.store.archive import fix_ownership  # noqa: PLC0415 - zstandard
 
         fix_ownership(the_plan.folder, the_plan.context.workspace)
-    result = Outcome(start, sources, outcome.answer, final, diff, saved, stamp, provenance, notes)
+    result = Outcome(
+        start, sources, outcome.answer, final, diff, saved, stamp, provenance, notes, outcome
+    )
     comment_url = post_comment(the_plan, result)
     write_summary(the_plan, result)
     return RunResult(
@@ -97,6 +101,7 @@ def _run(the_plan: Plan) -> RunResult:
         comment_url=comment_url,
         response=redact(outcome.answer, the_plan.masked)[0],  # outputs may be posted anywhere
         memory_diff=redact(diff, the_plan.masked)[0],
+        review=outcome,
     )
 
 
@@ -179,7 +184,7 @@ def _pull_request_reader(the_plan: Plan) -> PullRequestReader | None:
     return github.pull_request(pr.number)
 
 
-def run_agent(the_plan: Plan) -> AgentOutcome:
+def run_agent(the_plan: Plan) -> ReviewResult:
     from memory_action.agent.session import AgentSession  # noqa: PLC0415 - LangChain costs ~1 s
 
     settings = the_plan.settings
@@ -193,10 +198,14 @@ def run_agent(the_plan: Plan) -> AgentOutcome:
     reader = _pull_request_reader(the_plan)
     with the_plan.log.group(f"Run the agent ({the_plan.mode.value}, model {settings.model})"):
         outcome = session.run(the_plan.services.model_factory(), reader)
+        cost = outcome.cost
         the_plan.log.info(
-            f"The agent finished after {outcome.model_calls} model calls and "
-            f"{outcome.tool_calls} tool calls."
+            f"Review {outcome.outcome}: {cost.model_calls} model calls, {cost.tokens_in:,} "
+            f"tokens in, {cost.tokens_out:,} out; {outcome.files_reviewed} files reviewed, "
+            f"{outcome.files_skipped} not."
         )
+    if outcome.note:
+        the_plan.log.warning(outcome.note)
     return outcome
 
 

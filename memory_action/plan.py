@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     from langchain_core.language_models import BaseChatModel
 
     from memory_action.github_promotion import MergedPullRequest, StickyComment, TrustedComment
+    from memory_action.review.engine import ReviewResult
 
 
 class GitHubAccess(PullRequestCommenter, Protocol):
@@ -105,6 +106,7 @@ class Outcome:
     stamp: Stamp
     provenance: Provenance
     notes: tuple[str, ...] = ()
+    review: ReviewResult | None = None  # what the review cost and covered
 
     @property
     def save_note(self) -> str:
@@ -122,9 +124,10 @@ class RunResult:
     comment_url: str
     response: str
     memory_diff: str = ""  # for people (the CLI prints it); not an output
+    review: ReviewResult | None = None
 
     def outputs(self) -> dict[str, str]:
-        return {
+        outputs = {
             "memory_hit": str(self.memory_hit).lower(),
             "memory_key": self.memory_key,
             "saved_key": self.saved_key,
@@ -132,6 +135,17 @@ class RunResult:
             "comment_url": self.comment_url,
             "response": self.response,
         }
+        if self.review is not None:
+            cost = self.review.cost
+            outputs |= {
+                "outcome": self.review.outcome,
+                "model_calls": str(cost.model_calls),
+                "tokens_in": str(cost.tokens_in),
+                "tokens_out": str(cost.tokens_out),
+                "files_reviewed": str(self.review.files_reviewed),
+                "files_skipped": str(self.review.files_skipped),
+            }
+        return outputs
 
 
 def resolve_mode(settings: Settings, context: RunContext) -> Mode:

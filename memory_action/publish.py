@@ -21,10 +21,11 @@ from memory_action.memory.proposals import (
     task_states,
 )
 from memory_action.memory.provenance import changed_entries, render_changes_markdown
-from memory_action.memory.render import approx_tokens, render_memory_block
+from memory_action.memory.render import render_memory_block
 from memory_action.memory.scrub import redact
 from memory_action.plan import Outcome, Plan
 from memory_action.pull_request import CommentPermissionError
+from memory_action.review.tokens import text_tokens
 from memory_action.settings import ScopeKind
 
 
@@ -120,6 +121,26 @@ def _pending_note(plan: Plan, outcome: Outcome) -> str | None:
     )
 
 
+def figures(outcome: Outcome) -> report.ReviewFigures | None:
+    """What the review covered and cost, when the run reviewed (or tried to)."""
+    review = outcome.review
+    if review is None:
+        return None
+    cost = review.cost
+    return report.ReviewFigures(
+        outcome=review.outcome,
+        model_calls=cost.model_calls,
+        tokens_in=cost.tokens_in,
+        tokens_out=cost.tokens_out,
+        files_reviewed=review.files_reviewed,
+        files_skipped=review.files_skipped,
+        not_reviewed=tuple(
+            (s.path, f"reviewed in part: {s.reason}" if s.path in review.reviewed else s.reason)
+            for s in review.not_reviewed
+        ),
+    )
+
+
 def _safe(plan: Plan, text: str) -> str:
     return redact(text, plan.masked)[0]
 
@@ -148,6 +169,7 @@ def post_comment(plan: Plan, outcome: Outcome) -> str:
         memory_note=outcome.save_note,
         run_url=plan.context.run_url,
         proposal_markdown=proposal_markdown,
+        figures=figures(outcome),
     )
     try:
         posted = github.upsert_sticky_comment(pr.number, marker, body)
@@ -197,7 +219,8 @@ def write_summary(plan: Plan, outcome: Outcome) -> None:
             memory_diff=_safe(plan, outcome.memory_diff),
             save_note=_summary_save_note(plan, outcome),
             review_markdown=_safe(plan, outcome.answer),
-            approx_tokens=approx_tokens(block) if settings.enable_memory else 0,
+            approx_tokens=text_tokens(block) if settings.enable_memory else 0,
+            figures=figures(outcome),
             proposal_markdown=(
                 render_proposal(proposal, pending_note=_pending_note(plan, outcome))
                 if proposal is not None and not plan.scope.may_write

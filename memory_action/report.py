@@ -75,6 +75,49 @@ class SummaryInput:
     proposal_markdown: str = ""
     notes: Sequence[str] = ()  # merges, promotions, refused edits: one line each
     changes_markdown: str = ""  # this run's changed entries with their provenance (a table)
+    figures: ReviewFigures | None = None  # what the review covered and cost
+
+
+@dataclass(frozen=True)
+class ReviewFigures:
+    """What a review covered and cost, for the comment's footer and the job summary."""
+
+    outcome: str  # reviewed | partial | quota | skipped
+    model_calls: int
+    tokens_in: int
+    tokens_out: int
+    files_reviewed: int
+    files_skipped: int
+    not_reviewed: Sequence[tuple[str, str]] = ()  # (path, why), also files reviewed in part
+
+    def cost_line(self) -> str:
+        return (
+            f"{self.model_calls} model call{'s' if self.model_calls != 1 else ''}, "
+            f"{self.tokens_in:,} tokens in, {self.tokens_out:,} out · "
+            f"{self.files_reviewed} file{'s' if self.files_reviewed != 1 else ''} reviewed, "
+            f"{self.files_skipped} not"
+        )
+
+
+NOT_REVIEWED_LISTED = 50  # rows of the "not reviewed" list; the rest are counted
+
+
+def not_reviewed_markdown(figures: ReviewFigures | None) -> str:
+    """A collapsed list of the files the review did not cover (or covered in part), with why."""
+    if figures is None or not figures.not_reviewed:
+        return ""
+    rows = [
+        f"- {_code(path)}: {_safe_line(why)}"
+        for path, why in figures.not_reviewed[:NOT_REVIEWED_LISTED]
+    ]
+    more = len(figures.not_reviewed) - NOT_REVIEWED_LISTED
+    if more > 0:
+        rows.append(f"- and {more} more")
+    count = len(figures.not_reviewed)
+    return (
+        f"<details><summary>Not reviewed ({count} file{'s' if count != 1 else ''})</summary>"
+        "\n\n" + "\n".join(rows) + "\n\n</details>"
+    )
 
 
 def comment_marker(agent_name: str) -> str:
@@ -98,8 +141,10 @@ def render_comment(
     memory_note: str,
     run_url: str | None,
     proposal_markdown: str = "",
+    figures: ReviewFigures | None = None,
 ) -> str:
-    """The sticky comment body: marker, header, review, proposal, memory changes, footer.
+    """The sticky comment body: marker, header, review, what was not reviewed, proposal, memory
+    changes, footer (with what the review cost).
 
     At most 65,536 characters. ``proposal_markdown`` (``memory.proposals.render_proposal``) is
     inserted as is and never cut; ValueError when it is over ``PROPOSAL_LIMIT``.
@@ -110,9 +155,10 @@ def render_comment(
     fields = {
         "marker": comment_marker(agent_name),
         "agent_name": agent_name,
-        "footer": _footer(run_url),
+        "footer": _footer(run_url, figures),
     }
     note = _safe_line(memory_note)
+    proposal = _blocks(not_reviewed_markdown(figures), proposal)
 
     def build(review: str, diff: str) -> str:
         memory = _memory_section(note, diff)
@@ -121,6 +167,11 @@ def render_comment(
     review = safe_markdown(review_markdown) or "_The agent wrote no review._"
     diff = break_markers(memory_diff.strip("\n"))
     return _fit(build, review, diff, _Budget(COMMENT_LIMIT, _utf16_len, COMMENT_TRUNCATED))
+
+
+def _blocks(*blocks: str) -> str:
+    """Markdown blocks, each on its own (a blank line between), empty ones left out."""
+    return "\n\n".join(block for block in blocks if block)
 
 
 def _join(review: str, proposal: str) -> str:
@@ -138,8 +189,10 @@ def _memory_section(note: str, diff: str) -> str:
     return f"**Memory:** {note}\n\n{details}" if note else details
 
 
-def _footer(run_url: str | None) -> str:
+def _footer(run_url: str | None, figures: ReviewFigures | None = None) -> str:
     text = "memory-agent updates this comment on every run"
+    if figures is not None:
+        text += f" · {figures.cost_line()}"
     if run_url and re.fullmatch(r"https?://[^\s()<>\[\]]+", run_url):
         return f"{text} · [workflow run]({run_url})"
     return text
@@ -161,6 +214,7 @@ def render_summary(summary: SummaryInput) -> str:
         "save_note": _safe_line(summary.save_note) or "Nothing to save.",
         "notes": _notes(summary.notes),
         "changes": f"\n{summary.changes_markdown.strip()}\n" if summary.changes_markdown else "",
+        "figures": _figures_line(summary.figures),
     }
 
     def build(review: str, diff: str) -> str:
@@ -169,8 +223,16 @@ def render_summary(summary: SummaryInput) -> str:
 
     review = safe_markdown(summary.review_markdown) or "_The agent wrote no review._"
     diff = summary.memory_diff.strip("\n")
-    proposal = summary.proposal_markdown.strip("\n")
+    proposal = _blocks(
+        not_reviewed_markdown(summary.figures), summary.proposal_markdown.strip("\n")
+    )
     return _fit(build, review, diff, _Budget(SUMMARY_LIMIT, _utf8_len, SUMMARY_TRUNCATED))
+
+
+def _figures_line(figures: ReviewFigures | None) -> str:
+    if figures is None:
+        return ""
+    return f"\n- **Review:** {figures.outcome} · {figures.cost_line()}"
 
 
 def _notes(notes: Sequence[str]) -> str:

@@ -9,11 +9,22 @@ from memory_action.plan import Plan
 from memory_action.store.base import SaveResult
 
 
-def save(the_plan: Plan, start: StartingMemory, final: str, provenance: Provenance) -> SaveResult:
+def save(
+    the_plan: Plan,
+    start: StartingMemory,
+    final: str,
+    provenance: Provenance,
+    *,
+    finished: bool = True,
+) -> SaveResult:
     """Save a changed, valid memory of a finished run that may write, merged with what was
     committed meanwhile; then delete the entries the new one holds."""
     key = the_plan.scope.save_key or ""
-    reason = _why_not_save(the_plan, start, changed=final != start.layer_text)
+    reason = (
+        _why_not_save(the_plan, start, changed=final != start.layer_text)
+        if finished
+        else "the run did not finish (the model's quota ran out)"
+    )
     store = the_plan.services.store
     if reason is not None or store is None:
         reason = reason or "no store"

@@ -14,6 +14,7 @@ from pathlib import PurePosixPath
 from typing import TypeVar
 
 from memory_action.errors import InputError
+from memory_action.review.profile import ModelProfile, memory_kb_that_fits, profile_for
 
 
 class Secret:
@@ -72,6 +73,7 @@ class ModelSpec:
 
 
 DEFAULT_MODEL = "github:openai/gpt-4.1-mini"
+DEFAULT_MAX_MEMORY_KB = 16  # max_memory_kb: auto, where the model's input limit leaves room
 DEFAULT_MEMORY_PATH = PurePosixPath(".agent-memory")
 
 
@@ -88,9 +90,14 @@ class Settings:
     model_api_key: Secret = field(default_factory=lambda: Secret(""))
     prompt: str = ""
     mode: Mode = Mode.AUTO
-    max_memory_kb: int = 16
+    max_memory_kb: int = field(
+        default_factory=lambda: auto_memory_kb(profile_for("github", "openai/gpt-4.1-mini"))
+    )
     timeout_minutes: int = 10
     post_comment: bool = True
+    max_input_tokens: int | None = None  # None: the model profile's input limit
+    max_model_calls: int = 12
+    exclude: tuple[str, ...] = ()  # globs of changed files the review skips
 
     @property
     def memory_file(self) -> PurePosixPath:
@@ -101,10 +108,19 @@ class Settings:
     def max_memory_bytes(self) -> int:
         return self.max_memory_kb * 1024
 
+    @property
+    def profile(self) -> ModelProfile:
+        """What the model takes per request (its input limit, output cap, rate limits)."""
+        return profile_for(
+            self.model.provider, self.model.name, max_input_tokens=self.max_input_tokens
+        )
+
 
 AGENT_NAME = re.compile(r"[A-Za-z0-9._-]{1,64}")
 MAX_MEMORY_KB = (1, 1024)
 TIMEOUT_MINUTES = (1, 360)
+MAX_INPUT_TOKENS = (2_000, 2_000_000)
+MAX_MODEL_CALLS = (1, 100)
 
 
 def _bad(name: str, value: str, accepted: str) -> InputError:
@@ -180,6 +196,42 @@ def parse_base_url(raw: str) -> str:
     raise _bad("model_base_url", raw, "empty, or an http(s) URL such as http://localhost:8000/v1")
 
 
+def parse_exclude(raw: str) -> tuple[str, ...]:
+    globs = tuple(line.strip() for line in raw.splitlines() if line.strip())
+    for glob in globs:
+        if glob.startswith("/") or "\\" in glob or ".." in PurePosixPath(glob).parts:
+            raise _bad("exclude", glob, "repository-relative globs, one per line, e.g. docs/**")
+    return globs
+
+
+def memory_budget(raw: str | None, profile: ModelProfile) -> int:
+    """``max_memory_kb``: a number, or ``auto`` (the default): 16 KiB, or less where the model's
+    input limit needs room for the pull request; a number that leaves no such room is an error."""
+    fits = memory_kb_that_fits(profile.input_tokens)
+    if raw is None or raw.strip().lower() == "auto":
+        if fits < MAX_MEMORY_KB[0]:
+            raise _no_room(profile, "auto")
+        return auto_memory_kb(profile)
+    value = parse_int("max_memory_kb", raw, MAX_MEMORY_KB)
+    if value > fits:
+        raise _no_room(profile, str(value))
+    return value
+
+
+def auto_memory_kb(profile: ModelProfile) -> int:
+    return min(DEFAULT_MAX_MEMORY_KB, memory_kb_that_fits(profile.input_tokens))
+
+
+def _no_room(profile: ModelProfile, value: str) -> InputError:
+    fits = memory_kb_that_fits(profile.input_tokens)
+    fix = f"lower max_memory_kb to {fits} or less, or" if fits >= 1 else ""
+    return InputError(
+        f"Input 'max_memory_kb' ({value}) does not fit the model's input limit with room for the "
+        f"pull request: {profile.describe()}; {fix} raise max_input_tokens if your model "
+        "accepts more."
+    )
+
+
 def parse_settings(env: Mapping[str, str]) -> Settings:
     """Parse every input (``INPUT_<NAME>``); a missing or empty input takes its default."""
     defaults = Settings()
@@ -194,6 +246,10 @@ def parse_settings(env: Mapping[str, str]) -> Settings:
 
     model = pick("model", parse_model, defaults.model)
     base_url = pick("model_base_url", parse_base_url, "")
+    max_input = pick(
+        "max_input_tokens", lambda r: parse_int("max_input_tokens", r, MAX_INPUT_TOKENS), None
+    )
+    profile = profile_for(model.provider, model.name, max_input_tokens=max_input)
     return Settings(
         enable_memory=pick("enable_memory", lambda r: parse_bool("enable_memory", r), True),
         memory_scope=pick(
@@ -210,11 +266,14 @@ def parse_settings(env: Mapping[str, str]) -> Settings:
         model_api_key=Secret((get("model_api_key") or "").strip()),
         prompt=(get("prompt") or "").strip(),
         mode=pick("mode", lambda r: parse_enum("mode", r, Mode), Mode.AUTO),
-        max_memory_kb=pick(
-            "max_memory_kb", lambda r: parse_int("max_memory_kb", r, MAX_MEMORY_KB), 16
-        ),
+        max_memory_kb=memory_budget(get("max_memory_kb"), profile),
         timeout_minutes=pick(
             "timeout_minutes", lambda r: parse_int("timeout_minutes", r, TIMEOUT_MINUTES), 10
         ),
         post_comment=pick("post_comment", lambda r: parse_bool("post_comment", r), True),
+        max_input_tokens=max_input,
+        max_model_calls=pick(
+            "max_model_calls", lambda r: parse_int("max_model_calls", r, MAX_MODEL_CALLS), 12
+        ),
+        exclude=pick("exclude", parse_exclude, ()),
     )

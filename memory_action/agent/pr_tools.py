@@ -22,9 +22,12 @@ _DRIVE = re.compile(r"[A-Za-z]:")  # C:/... is absolute on Windows
 
 
 def make_pr_tools(
-    reader: PullRequestReader, *, max_chars: int = DEFAULT_MAX_CHARS
+    reader: PullRequestReader, *, max_chars: int = DEFAULT_MAX_CHARS, include_listing: bool = True
 ) -> list[BaseTool]:
-    """``list_changed_files``, ``get_file_patch`` and ``read_file`` over one pull request."""
+    """``list_changed_files``, ``get_file_patch`` and ``read_file`` over one pull request.
+
+    The review engine puts the file list in its first request, so it leaves out the listing.
+    """
     pr = PullRequestTools(reader, max_chars=max_chars)
 
     def list_changed_files() -> str:
@@ -36,12 +39,13 @@ def make_pr_tools(
     def read_file(path: str) -> str:
         return pr.safe(lambda: pr.read_file(path))
 
+    listing = StructuredTool.from_function(
+        list_changed_files,
+        description="List the pull request's changed files (status, +/- lines, renames) "
+        "with its title, author, branches and description. Call this first.",
+    )
     return [
-        StructuredTool.from_function(
-            list_changed_files,
-            description="List the pull request's changed files (status, +/- lines, renames) "
-            "with its title, author, branches and description. Call this first.",
-        ),
+        *([listing] if include_listing else []),
         StructuredTool.from_function(
             get_file_patch,
             description="The unified diff of one changed file, by its path as listed by "

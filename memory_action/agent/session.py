@@ -1,26 +1,24 @@
-"""One agent run of the pipeline: the model, the memory middleware, the PR tools, the prompts."""
+"""One agent run of the pipeline: the model, the memory middleware, the PR tools, the prompts,
+handed to the review engine (a review in batches that fit the model, or one maintenance
+conversation), which keeps every request within the model's limits."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
 
-from langchain.agents.middleware import AgentMiddleware
 from langchain_core.language_models import BaseChatModel
 from langchain_core.tools import BaseTool
 
 from memory_action.agent.models import disable_tracing
 from memory_action.agent.pr_tools import make_pr_tools
 from memory_action.agent.prompts import system_prompt, task_message
-from memory_action.agent.runner import AgentOutcome, run_agent
 from memory_action.context import RunContext, Trust
 from memory_action.memory.middleware import MemoryMiddleware
 from memory_action.memory.scrub import RefusalLog
 from memory_action.memory.sources import MemoryFiles
 from memory_action.pull_request import PullRequestReader
+from memory_action.review.engine import ReviewEngine, ReviewResult, ReviewSetup
 from memory_action.settings import Mode, Settings
-
-MAX_MODEL_CALLS = 25
 
 
 @dataclass(frozen=True)
@@ -31,25 +29,43 @@ class AgentSession:
     files: MemoryFiles
     refusals: RefusalLog = field(default_factory=RefusalLog)  # edits refused, for the summary
 
-    def run(self, model: BaseChatModel, reader: PullRequestReader | None) -> AgentOutcome:
+    def run(self, model: BaseChatModel, reader: PullRequestReader | None) -> ReviewResult:
         disable_tracing()
         memory = self.settings.enable_memory
-        middleware: list[AgentMiddleware[Any, Any, Any]] = (
-            [MemoryMiddleware(self.files, refusals=self.refusals)] if memory else []
+        middleware = MemoryMiddleware(self.files, refusals=self.refusals) if memory else None
+        review = self.mode is Mode.REVIEW and reader is not None
+        tools: list[BaseTool] = (
+            make_pr_tools(reader, include_listing=False) if reader is not None else []
         )
-        tools: list[BaseTool] = make_pr_tools(reader) if reader is not None else []
-        return run_agent(
-            model,
-            tools=tools,
-            middleware=middleware,
+        setup = ReviewSetup(
+            profile=self.settings.profile,
+            max_model_calls=self.settings.max_model_calls,
+            exclude=self.settings.exclude,
+            timeout_s=self.settings.timeout_minutes * 60.0,
+            repository=self.context.repository,
             system_prompt=system_prompt(
                 self.mode, self.settings.agent_name, self.settings.prompt, memory=memory
             ),
-            task=self._task(memory=memory),
-            timeout_s=self.settings.timeout_minutes * 60.0,
-            max_model_calls=MAX_MODEL_CALLS,
+            memory_budget_bytes=self.settings.max_memory_bytes,
+            memory=memory,
             provider=self.settings.model.provider,
         )
+        engine = ReviewEngine(model, setup, memory=middleware, tools=tools)
+        if review:
+            assert reader is not None  # noqa: S101 - checked by ``review`` above
+            return engine.review(reader, extra=self._extra())
+        return engine.maintain(self._task(memory=memory))
+
+    def _extra(self) -> str:
+        """What the review's messages add to the diff: memory over budget, a comment's request."""
+        notes = []
+        if self.settings.enable_memory and (size := self._memory_size()) > (
+            budget := self.settings.max_memory_bytes
+        ):
+            notes.append(_over_budget(size, budget))
+        if self.context.comment_body.strip():
+            notes.append(_comment_request(self.context))
+        return "\n\n".join(notes)
 
     def _task(self, *, memory: bool) -> str:
         pr = self.context.pull_request
@@ -61,11 +77,7 @@ class AgentSession:
             memory=memory,
         )
         if memory and (size := self._memory_size()) > self.settings.max_memory_bytes:
-            task += (
-                f"\n\nYour writable memory is {size} bytes, over its budget of "
-                f"{self.settings.max_memory_bytes} bytes: consolidate it (merge or drop entries, "
-                "resolve conflict blocks) before you finish, or it cannot be saved."
-            )
+            task += "\n\n" + _over_budget(size, self.settings.max_memory_bytes)
         if self.context.comment_body.strip():
             task += "\n\n" + _comment_request(self.context)
         return task
@@ -75,6 +87,14 @@ class AgentSession:
             return self.files.host_path(self.files.writable).stat().st_size
         except OSError:
             return 0
+
+
+def _over_budget(size: int, budget: int) -> str:
+    return (
+        f"Your writable memory is {size} bytes, over its budget of {budget} bytes: consolidate "
+        "it (merge or drop entries, resolve conflict blocks) before you finish, or it cannot be "
+        "saved."
+    )
 
 
 def _comment_request(context: RunContext) -> str:

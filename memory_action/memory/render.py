@@ -5,7 +5,6 @@ The text is stable (golden-tested): a change here changes what every model sees.
 
 from __future__ import annotations
 
-import math
 import re
 from collections.abc import Sequence
 
@@ -74,11 +73,6 @@ def render_memory_block(sources: Sequence[MemorySource], writable_path: str) -> 
 
 def strip_html_comments(text: str) -> str:
     return _COMMENT.sub("", _COMMENT_LINE.sub("", text))
-
-
-def approx_tokens(text: str) -> int:
-    """About how many tokens ``text`` costs: characters / 4, rounded up (no tokenizer download)."""
-    return math.ceil(len(text) / 4)
 
 
 def _render_source(source: MemorySource) -> str:

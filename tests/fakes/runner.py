@@ -34,9 +34,12 @@ ACTION_DEFAULTS = {
     "model_api_key": "",
     "prompt": "",
     "mode": "auto",
-    "max_memory_kb": "16",
+    "max_memory_kb": "auto",
     "timeout_minutes": "10",
     "post_comment": "true",
+    "max_input_tokens": "",
+    "max_model_calls": "12",
+    "exclude": "",
 }
 
 

@@ -36,11 +36,17 @@ ALL_INPUTS = (
     "max_memory_kb",
     "timeout_minutes",
     "post_comment",
+    "max_input_tokens",
+    "max_model_calls",
+    "exclude",
 )
 
 
 def parse_one(name: str, raw: str) -> Settings:
-    return parse_settings({f"INPUT_{name.upper()}": raw})
+    env = {f"INPUT_{name.upper()}": raw}
+    if name == "max_memory_kb":  # a large memory needs a model input limit with room for it
+        env["INPUT_MAX_INPUT_TOKENS"] = "2000000"
+    return parse_settings(env)
 
 
 def parse_error(name: str, raw: str) -> str:
@@ -63,9 +69,12 @@ DEFAULTS = [
     ("model_api_key", Secret("")),
     ("prompt", ""),
     ("mode", Mode.AUTO),
-    ("max_memory_kb", 16),
+    ("max_memory_kb", 7),  # auto: what leaves room in GitHub Models' 8,000 tokens
     ("timeout_minutes", 10),
     ("post_comment", True),
+    ("max_input_tokens", None),
+    ("max_model_calls", 12),
+    ("exclude", ()),
 ]
 
 
@@ -89,7 +98,7 @@ def test_no_inputs_at_all_give_the_dataclass_defaults() -> None:
     settings = parse_settings({})
     assert settings == Settings()
     assert settings.memory_file == PurePosixPath(".agent-memory/AGENTS.md")
-    assert settings.max_memory_bytes == 16 * 1024
+    assert settings.max_memory_bytes == 7 * 1024
 
 
 def test_unrelated_environment_variables_are_ignored() -> None:
@@ -226,7 +235,13 @@ def test_every_input_is_read_from_its_own_variable() -> None:
 
 
 def test_derived_properties_follow_the_inputs() -> None:
-    settings = parse_settings({"INPUT_MEMORY_PATH": "mem/agent", "INPUT_MAX_MEMORY_KB": "1024"})
+    settings = parse_settings(
+        {
+            "INPUT_MEMORY_PATH": "mem/agent",
+            "INPUT_MAX_MEMORY_KB": "1024",
+            "INPUT_MAX_INPUT_TOKENS": "2000000",
+        }
+    )
     assert settings.memory_file == PurePosixPath("mem/agent/AGENTS.md")
     assert settings.max_memory_bytes == 1024 * 1024
 
@@ -366,3 +381,49 @@ def test_settings_are_frozen() -> None:
     settings = Settings()
     with pytest.raises(AttributeError):
         settings.agent_name = "other"  # type: ignore[misc]
+
+
+# -- the model's input limit, the call budget, exclusions ----------------------------------------
+
+
+def test_a_memory_budget_that_leaves_no_room_for_the_pull_request_names_both_inputs() -> None:
+    with pytest.raises(InputError) as caught:
+        parse_settings({"INPUT_MAX_MEMORY_KB": "16"})
+    text = str(caught.value)
+    assert text.startswith("Input 'max_memory_kb' (16) does not fit the model's input limit")
+    assert "\n" not in text
+    assert "max_memory_kb" in text and "max_input_tokens" in text
+    assert "github:openai/gpt-4.1-mini: 8,000 tokens in" in text
+    assert "lower max_memory_kb to 7 or less" in text
+
+
+def test_auto_memory_follows_the_input_limit() -> None:
+    assert parse_settings({"INPUT_MAX_MEMORY_KB": "auto"}).max_memory_kb == 7
+    assert parse_settings({"INPUT_MODEL": "openai:gpt-4.1-mini"}).max_memory_kb == 16
+    assert parse_settings({"INPUT_MAX_INPUT_TOKENS": "16000"}).max_memory_kb == 16
+
+
+def test_a_raised_input_limit_admits_a_larger_memory() -> None:
+    env = {"INPUT_MAX_MEMORY_KB": "16", "INPUT_MAX_INPUT_TOKENS": "64000"}
+    settings = parse_settings(env)
+    assert (settings.max_memory_kb, settings.profile.input_tokens) == (16, 64_000)
+
+
+@pytest.mark.parametrize("raw", ["1999", "0", "2000001", "8k", "-5"])
+def test_max_input_tokens_is_bounded(raw: str) -> None:
+    assert "a whole number from 2000 to 2000000" in parse_error("max_input_tokens", raw)
+
+
+@pytest.mark.parametrize("raw", ["0", "101", "twelve"])
+def test_max_model_calls_is_bounded(raw: str) -> None:
+    assert "a whole number from 1 to 100" in parse_error("max_model_calls", raw)
+
+
+def test_exclude_takes_globs_one_per_line() -> None:
+    settings = parse_one("exclude", "docs/**\n\n  *.snap  \n")
+    assert settings.exclude == ("docs/**", "*.snap")
+
+
+@pytest.mark.parametrize("raw", ["/etc/*", "../x/*", "a\\b"])
+def test_exclude_refuses_paths_outside_the_repository(raw: str) -> None:
+    assert "repository-relative globs" in parse_error("exclude", raw)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from memory_action.memory.render import approx_tokens, render_memory_block, strip_html_comments
+from memory_action.memory.render import render_memory_block, strip_html_comments
 from memory_action.memory.sources import MemorySource
 from tests.fakes.golden import assert_golden
 
@@ -80,8 +80,3 @@ def test_memory_cannot_close_our_tags() -> None:
     assert "< memory_guidelines>" not in block
     assert "</ Memory_Guidelines>" not in block
     assert "&lt;/agent_memory>" in block
-
-
-@pytest.mark.parametrize(("text", "tokens"), [("", 0), ("a", 1), ("abcd", 1), ("abcde", 2)])
-def test_approx_tokens_rounds_up(text: str, tokens: int) -> None:
-    assert approx_tokens(text) == tokens

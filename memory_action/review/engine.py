@@ -1,0 +1,367 @@
+"""The review engine: one pull request → one review that fits the model.
+
+The diff reaches the model in the first request of each batch, not through one tool call per
+file. Files are chosen and ordered by review value (``selection``), compressed and packed into
+batches that each fit the model's input limit (``batches``); with more than one batch, a last
+request writes the one review from the batches' findings. Every batch has the same memory and
+the same tools (reading a file or another file's patch, editing memory), bounded by the
+``RequestBudget``. Whatever is not reviewed is listed with its reason, never dropped silently.
+
+Provider limits: a request the provider refuses as too large makes the engine shrink its batches
+once (the estimator learns the request was bigger than it thought) and retry; a second refusal
+leaves that batch's files unreviewed. The day's quota ends the review at once (``quota``).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from langchain.agents.middleware import AgentMiddleware
+from langchain_core.language_models import BaseChatModel
+from langchain_core.tools import BaseTool
+
+from memory_action.agent.runner import AgentRunError, run_agent
+from memory_action.memory.middleware import MemoryMiddleware
+from memory_action.pull_request import PullRequestReader
+from memory_action.review.batches import Batch, ReviewPlan, plan_batches
+from memory_action.review.budget import Cost, LastCallAnswers, RequestBudget, tool_schema
+from memory_action.review.limits import DailyQuotaError, ProviderLimits, RequestTooLargeError
+from memory_action.review.messages import (
+    BatchView,
+    batch_message,
+    header,
+    synthesis_message,
+)
+from memory_action.review.profile import ModelProfile
+from memory_action.review.selection import ReviewFile, Skipped, select_files
+from memory_action.review.tokens import TokenEstimator
+
+REVIEWED, PARTIAL, QUOTA, SKIPPED = "reviewed", "partial", "quota", "skipped"
+TOOL_ROOM = 0.12  # of the input limit, kept free in a batch for tool results and the reply turn
+MIN_TOOL_ROOM = 400
+EXTRA_CALLS = 2  # tool rounds a batch (or the last request) may take when calls are left
+GITATTRIBUTES = ".gitattributes"
+
+
+@dataclass(frozen=True)
+class ReviewSetup:
+    """What the engine needs besides the pull request: the model's limits and the run's."""
+
+    profile: ModelProfile
+    max_model_calls: int
+    exclude: tuple[str, ...]
+    timeout_s: float
+    repository: str
+    system_prompt: str
+    memory_budget_bytes: int
+    memory: bool  # memory is enabled: the messages ask for durable lessons
+    provider: str = ""
+
+
+@dataclass(frozen=True)
+class ReviewResult:
+    answer: str  # the review, or "" when none was written (quota before any finding)
+    outcome: str  # reviewed | partial | quota | skipped
+    finished: bool  # the run ended as planned (memory may be saved)
+    cost: Cost
+    reviewed: tuple[str, ...]
+    not_reviewed: tuple[Skipped, ...]  # skipped by choice and left out by limits, with reasons
+    note: str = ""  # one line for people: the quota, a limit that cut the review
+
+    @property
+    def files_reviewed(self) -> int:
+        return len(self.reviewed)
+
+    @property
+    def files_skipped(self) -> int:
+        return len({s.path for s in self.not_reviewed} - set(self.reviewed))
+
+
+@dataclass
+class _Progress:
+    findings: list[tuple[Batch, str]] = field(default_factory=list)
+    left_out: list[Skipped] = field(default_factory=list)
+    note: str = ""
+    quota: bool = False
+    shrunk: bool = False
+
+
+class ReviewEngine:
+    def __init__(
+        self,
+        model: BaseChatModel,
+        setup: ReviewSetup,
+        *,
+        memory: MemoryMiddleware | None,
+        tools: Sequence[BaseTool],
+        estimator: TokenEstimator | None = None,
+        clock: Callable[[], float] = time.monotonic,
+        sleep: Callable[[float], None] = time.sleep,
+    ) -> None:
+        self.model = model
+        self.setup = setup
+        self.memory = memory
+        self.tools = list(tools)
+        self.estimator = estimator or TokenEstimator()
+        self.cost = Cost()
+        self._clock = clock
+        self._extra = ""
+        self._deadline = clock() + setup.timeout_s
+        self._budget = RequestBudget(
+            limit=setup.profile.input_tokens, estimator=self.estimator, cost=self.cost
+        )
+        self._limits = ProviderLimits(
+            deadline=self._deadline, estimate=self._budget.estimate, clock=clock, sleep=sleep
+        )
+
+    # -- the review --------------------------------------------------------------------------
+
+    def review(self, reader: PullRequestReader, *, extra: str = "") -> ReviewResult:
+        """Review the pull request; ``extra`` is added to every request (a comment's request,
+        a note that memory is over budget)."""
+        info = reader.info()
+        attributes = reader.base_file_content(GITATTRIBUTES) or ""
+        chosen, skipped = select_files(
+            reader.changed_files(), attributes=attributes, exclude=self.setup.exclude
+        )
+        if not chosen:
+            return self._nothing_to_review(skipped)
+        pr_header = header(info, self.setup.repository, description_chars=self._description())
+        self._extra = extra
+        progress = _Progress(left_out=list(skipped))
+        self._review_batches(chosen, pr_header, progress)
+        answer = self._answer(pr_header, progress)
+        return self._result(answer, chosen, progress)
+
+    def maintain(self, task: str) -> ReviewResult:
+        """One conversation on memory alone (scheduled maintenance), within the same limits."""
+        try:
+            answer = self._converse(task, max(1, self.setup.max_model_calls), tools=self.tools)
+        except DailyQuotaError as exc:
+            return ReviewResult("", QUOTA, False, self.cost, (), (), str(exc))
+        return ReviewResult(answer, SKIPPED, True, self.cost, (), ())
+
+    def _review_batches(
+        self, chosen: list[ReviewFile], pr_header: str, progress: _Progress
+    ) -> None:
+        plan = self._plan(chosen, pr_header)
+        progress.left_out.extend(plan.not_reviewed)
+        pending = list(plan.batches)
+        total = len(pending)
+        index = 0
+        while pending and not progress.quota:
+            batch = pending.pop(0)
+            index += 1
+            view = BatchView(
+                index, total, _diff(batch), _elsewhere(chosen, batch), progress.left_out
+            )
+            message = batch_message(
+                pr_header,
+                view,
+                memory=self.setup.memory,
+                budget_bytes=self.setup.memory_budget_bytes,
+                extra=self._extra,
+            )
+            calls = self._calls_for(total - index + 1, single=total == 1)
+            try:
+                answer = self._converse(message, calls, tools=self.tools)
+            except RequestTooLargeError as exc:
+                if progress.shrunk:
+                    progress.left_out += _unreviewed(batch, "too large for the model's input")
+                    continue
+                progress.shrunk = True
+                self.estimator.at_least(exc.estimated, self.setup.profile.input_tokens)
+                files = _files_of([batch, *pending], chosen)
+                replanned = self._plan(files, pr_header)
+                progress.left_out.extend(replanned.not_reviewed)
+                pending = list(replanned.batches)
+                total = index - 1 + len(pending)
+                index -= 1
+                continue
+            except DailyQuotaError as exc:
+                progress.quota = True
+                progress.note = str(exc)
+                progress.left_out += _unreviewed(batch, "the model's daily quota is used up")
+                for rest in pending:
+                    progress.left_out += _unreviewed(rest, "the model's daily quota is used up")
+                return
+            except AgentRunError as exc:
+                if not progress.findings:
+                    raise
+                progress.note = f"The review stopped early: {exc}"
+                for rest in [batch, *pending]:
+                    progress.left_out += _unreviewed(rest, "the review stopped early")
+                return
+            progress.findings.append((batch, answer))
+
+    def _answer(self, pr_header: str, progress: _Progress) -> str:
+        if progress.quota or len(progress.findings) <= 1:
+            return progress.findings[0][1] if progress.findings else ""
+        findings = self._fit_findings(pr_header, progress.findings)
+        message = synthesis_message(
+            pr_header,
+            findings,
+            memory=self.setup.memory,
+            budget_bytes=self.setup.memory_budget_bytes,
+        )
+        try:
+            return self._converse(message, self._calls_for(0, single=False), tools=[])
+        except DailyQuotaError as exc:
+            progress.quota = True
+            progress.note = str(exc)
+        except (RequestTooLargeError, AgentRunError) as exc:
+            progress.note = f"The last request failed ({exc}); the findings are shown as found."
+        return "\n\n".join(f"**{files}**\n\n{text.strip()}" for files, text in findings)
+
+    # -- planning ----------------------------------------------------------------------------
+
+    def _plan(self, files: list[ReviewFile], pr_header: str) -> ReviewPlan:
+        capacity = self._capacity(pr_header, [f.file.path for f in files])
+        calls = self._calls_left()
+        plan = plan_batches(files, capacity=capacity, count=self.estimator.count, max_batches=1)
+        if not plan.not_reviewed and len(plan.batches) <= 1:
+            return plan
+        # More than one batch: one call is kept for the last request that writes the review.
+        return plan_batches(
+            files, capacity=capacity, count=self.estimator.count, max_batches=max(1, calls - 1)
+        )
+
+    def _capacity(self, pr_header: str, paths: list[str]) -> int:
+        """Tokens a batch's diff may take: the input limit less everything else in the request."""
+        limit = self.setup.profile.input_tokens
+        empty = BatchView(1, 2, "", paths, ())
+        frame = batch_message(
+            pr_header,
+            empty,
+            memory=self.setup.memory,
+            budget_bytes=self.setup.memory_budget_bytes,
+            extra=self._extra,
+        )
+        system = self.setup.system_prompt + "\n\n" + self._memory_block()
+        tools = [tool_schema(t) for t in [*self.tools, *self._memory_tools()]]
+        fixed = self.estimator.count_request(system, [frame], tools)
+        room = max(MIN_TOOL_ROOM, int(limit * TOOL_ROOM))
+        return max(0, limit - fixed - room)
+
+    def _description(self) -> int:
+        """Characters of the PR description shown: about 5% of the input limit, 500 to 4,000."""
+        return min(4_000, max(500, self.estimator.chars_for(self.setup.profile.input_tokens // 20)))
+
+    def _calls_left(self) -> int:
+        return max(0, self.setup.max_model_calls - self.cost.model_calls)
+
+    def _calls_for(self, batches_left: int, *, single: bool) -> int:
+        """Model calls one conversation may make: one, plus tool rounds while calls are spare."""
+        left = self._calls_left()
+        if single:
+            return max(1, left)
+        spare = left - batches_left - 1  # one per batch still to go, one for the last request
+        return 1 + max(0, min(EXTRA_CALLS, spare))
+
+    # -- one conversation --------------------------------------------------------------------
+
+    def _converse(self, message: str, calls: int, *, tools: Sequence[BaseTool]) -> str:
+        middleware: list[AgentMiddleware[Any, Any, Any]] = [
+            *([self.memory] if self.memory is not None else []),
+            LastCallAnswers(calls),
+            self._budget,
+            self._limits,
+        ]
+        outcome = run_agent(
+            self.model,
+            tools=tools,
+            middleware=middleware,
+            system_prompt=self.setup.system_prompt,
+            task=message,
+            timeout_s=max(1.0, self._deadline - self._clock()),
+            max_model_calls=calls,
+            provider=self.setup.provider,
+        )
+        return outcome.answer
+
+    def _memory_block(self) -> str:
+        return self.memory.memory_block() if self.memory is not None else ""
+
+    def _memory_tools(self) -> list[BaseTool]:
+        if self.memory is None:
+            return []
+        return [t for t in self.memory.tools if isinstance(t, BaseTool)]
+
+    def _fit_findings(
+        self, pr_header: str, findings: list[tuple[Batch, str]]
+    ) -> list[tuple[str, str]]:
+        """Each part's findings, cut evenly so the last request fits."""
+        named = [(_files_label(batch), text) for batch, text in findings]
+        frame = synthesis_message(
+            pr_header,
+            [(files, "") for files, _ in named],
+            memory=self.setup.memory,
+            budget_bytes=self.setup.memory_budget_bytes,
+            extra=self._extra,
+        )
+        system = self.setup.system_prompt + "\n\n" + self._memory_block()
+        tools = [tool_schema(t) for t in self._memory_tools()]
+        fixed = self.estimator.count_request(system, [frame], tools)
+        room = self.setup.profile.input_tokens - fixed - max(MIN_TOOL_ROOM, 200)
+        each = self.estimator.chars_for(max(0, room) // max(1, len(named)))
+        return [
+            (files, text if len(text) <= each else text[:each] + "\n[findings cut to fit]")
+            for files, text in named
+        ]
+
+    # -- the result --------------------------------------------------------------------------
+
+    def _nothing_to_review(self, skipped: list[Skipped]) -> ReviewResult:
+        answer = (
+            "Nothing to review: every changed file is generated, vendored, excluded or has no "
+            "diff (see the list of files not reviewed)."
+        )
+        return ReviewResult(answer, SKIPPED, True, self.cost, (), tuple(skipped))
+
+    def _result(self, answer: str, chosen: list[ReviewFile], progress: _Progress) -> ReviewResult:
+        reviewed = tuple(
+            dict.fromkeys(path for batch, _ in progress.findings for path in batch.paths)
+        )
+        left_out = tuple(progress.left_out)
+        if progress.quota:
+            outcome = QUOTA
+        else:
+            chosen_paths = {f.file.path for f in chosen}
+            missing = chosen_paths - set(reviewed)
+            partly = any(s.path in chosen_paths for s in left_out)
+            outcome = PARTIAL if missing or partly or progress.note else REVIEWED
+        return ReviewResult(
+            answer,
+            outcome,
+            not progress.quota,
+            self.cost,
+            reviewed,
+            left_out,
+            progress.note,
+        )
+
+
+def _diff(batch: Batch) -> str:
+    return "\n".join(part.text.rstrip("\n") for part in batch.parts) + "\n"
+
+
+def _elsewhere(chosen: list[ReviewFile], batch: Batch) -> list[str]:
+    here = set(batch.paths)
+    return [f.file.path for f in chosen if f.file.path not in here]
+
+
+def _files_label(batch: Batch) -> str:
+    paths = list(batch.paths)
+    return ", ".join(paths[:8]) + (f" and {len(paths) - 8} more" if len(paths) > 8 else "")
+
+
+def _unreviewed(batch: Batch, reason: str) -> list[Skipped]:
+    return [Skipped(path, reason) for path in batch.paths]
+
+
+def _files_of(batches: list[Batch], chosen: list[ReviewFile]) -> list[ReviewFile]:
+    wanted = {path for batch in batches for path in batch.paths}
+    return [f for f in chosen if f.file.path in wanted]

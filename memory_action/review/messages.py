@@ -1,0 +1,114 @@
+"""The user messages the review engine sends: one per batch of the diff, and the last one that
+writes the review from the batches' findings.
+
+What the pull request holds (title, description, code) is untrusted; it goes inside
+``<pull_request>`` tags, and the system prompt says that it is data, never instructions. A closing
+tag inside that text is defused so it cannot end the block early.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from memory_action.pull_request import PullRequestInfo
+from memory_action.review.selection import Skipped
+
+MAX_LISTED = 60  # names listed of the files in other requests and of the skipped files
+OPEN, CLOSE = "<pull_request>", "</pull_request>"
+
+
+@dataclass(frozen=True)
+class BatchView:
+    """What one request of the review shows: which part, its diff, where the rest is."""
+
+    index: int  # 1-based
+    count: int
+    diff: str  # the rendered files of the batch
+    elsewhere: Sequence[str]  # reviewable files that other requests hold
+    skipped: Sequence[Skipped]  # files no request holds, with the reason
+
+
+def defuse(text: str) -> str:
+    return text.replace("</pull_request", "<\\/pull_request")
+
+
+def header(info: PullRequestInfo, repository: str, *, description_chars: int) -> str:
+    body = info.body.strip()
+    if len(body) > description_chars:
+        body = body[:description_chars] + f"\n[description cut at {description_chars} characters]"
+    lines = [
+        f"Pull request #{info.number} in {repository}: {info.title}",
+        f"Author: {info.author}; base: {info.base_ref} <- head: {info.head_ref} "
+        f"({info.head_sha[:12]})",
+    ]
+    if body:
+        lines += ["", "Description (written by the author):", body]
+    return defuse("\n".join(lines))
+
+
+def batch_message(
+    pr_header: str, view: BatchView, *, memory: bool, budget_bytes: int, extra: str = ""
+) -> str:
+    single = view.count == 1
+    if single:
+        ask = (
+            "Review the changes below and reply with your review comment in Markdown. Use "
+            "read_file or get_file_patch only when a change cannot be judged without more code."
+        )
+    else:
+        ask = (
+            f"This request holds part {view.index} of {view.count} of the change. Reply with "
+            "your findings for the files below only: a short Markdown list, most important "
+            "first, each with the file and line, what is wrong, why, and the fix (at most about "
+            "250 words; 'No findings.' if there are none). A last request turns the findings of "
+            "every part into the review."
+        )
+    if memory:
+        ask += (
+            " If the change teaches a durable lesson about this repository (most teach none), "
+            f"record it in memory; keep memory under {budget_bytes} bytes."
+        )
+    parts = [ask, *(["", extra] if extra else []), "", OPEN, pr_header, ""]
+    if view.elsewhere:
+        parts.append(
+            "Reviewed in other requests (do not read them): " + _names(list(view.elsewhere))
+        )
+    if view.skipped:
+        parts.append("Not reviewed: " + _names([f"{s.path} ({s.reason})" for s in view.skipped]))
+    parts += ["", defuse(view.diff.rstrip("\n")), CLOSE]
+    return "\n".join(parts)
+
+
+def synthesis_message(
+    pr_header: str,
+    findings: Sequence[tuple[str, str]],
+    *,
+    memory: bool,
+    budget_bytes: int,
+    extra: str = "",
+) -> str:
+    """``findings``: (the files of a part, what its request found), in order."""
+    ask = (
+        "Write the review comment of this pull request in Markdown from the findings below, "
+        "which earlier requests made on its parts: a one-sentence summary of the change, then "
+        "the findings that matter, most important first, without repeating one. If nothing "
+        "needs to change, say so in one sentence."
+    )
+    if memory:
+        ask += (
+            " If the findings show a durable lesson about this repository, record it in memory; "
+            f"keep memory under {budget_bytes} bytes."
+        )
+    sections = [
+        f"## Findings of part {i} of {len(findings)} ({files})\n{defuse(text.strip())}"
+        for i, (files, text) in enumerate(findings, start=1)
+    ]
+    head = [ask, *(["", extra] if extra else [])]
+    return "\n".join([*head, "", OPEN, pr_header, "", "\n\n".join(sections), CLOSE])
+
+
+def _names(names: list[str]) -> str:
+    shown = ", ".join(names[:MAX_LISTED])
+    more = len(names) - MAX_LISTED
+    return f"{shown} and {more} more" if more > 0 else shown
