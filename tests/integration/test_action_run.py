@@ -40,9 +40,8 @@ def unmasked(log: str) -> str:
 
 
 def learning_model() -> ScriptedChatModel:
-    """Reads the patch, records a lesson in memory, answers."""
+    """Reads the patch (the diff is in its first request too), records a lesson, answers."""
     return ScriptedChatModel.from_script(
-        tool_call("list_changed_files", {}),
         tool_call("get_file_patch", {"path": "src/fetch.py"}),
         tool_call("write_file", {"file_path": MEMORY, "content": LESSON}),
         ANSWER,
@@ -56,7 +55,8 @@ def test_a_pull_request_run_reviews_saves_memory_and_the_next_run_sees_it(
     first = runner.run("pull_request", pull_request_event(), PR_REF, first_model)
 
     assert first.exit_code == 0, first.stdout + first.stderr
-    # The model read the patch through its tool.
+    # The diff came in the first request; the model read the whole patch through its tool too.
+    assert "+    for attempt in range(3):" in str(first_model.seen[0][-1].content)
     tool_results = [m.content for m in first_model.seen[-1] if m.type == "tool"]
     assert any("for attempt in range(3)" in str(content) for content in tool_results)
     # One sticky comment with the review and the memory diff.
@@ -79,6 +79,12 @@ def test_a_pull_request_run_reviews_saves_memory_and_the_next_run_sees_it(
         "memory_changed": "true",
         "comment_url": "https://github.com/octo-org/octo-repo/pull/7#issuecomment-1001",
         "response": ANSWER,
+        "outcome": "reviewed",
+        "model_calls": "3",
+        "tokens_in": "0",  # the scripted model reports no usage
+        "tokens_out": "0",
+        "files_reviewed": "1",
+        "files_skipped": "0",
     }
     assert "Network calls retry with tenacity" in first.summary
     assert TOKEN not in unmasked(first.stdout + first.stderr + first.summary)
@@ -107,7 +113,7 @@ def test_a_pull_request_run_reviews_saves_memory_and_the_next_run_sees_it(
 def looping_model() -> ScriptedChatModel:
     """Writes memory, then never stops calling tools."""
     steps = [tool_call("write_file", {"file_path": MEMORY, "content": "- half a thought\n"})]
-    steps += [tool_call("list_changed_files", {}) for _ in range(40)]
+    steps += [tool_call("read_file", {"path": "src/fetch.py"}) for _ in range(40)]
     return ScriptedChatModel.from_script(*steps)
 
 
@@ -184,7 +190,7 @@ def test_enable_memory_false_restores_and_saves_nothing(
 
     assert outcome.exit_code == 0, outcome.stdout + outcome.stderr
     assert "<agent_memory>" not in model.system_prompts[0]
-    assert model.bound_tools == ["list_changed_files", "get_file_patch", "read_file"]
+    assert model.bound_tools == ["get_file_patch", "read_file"]
     assert outcome.outputs["memory_hit"] == "false"
     assert not runner.store_dir.exists()
 

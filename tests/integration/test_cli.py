@@ -32,7 +32,7 @@ LESSON = "# Conventions\n\n- Network calls retry with tenacity, never a hand-wri
 GITHUB_TOKEN = "ghp_" + "L0calT0ken" * 4
 MODEL_KEY = "sk-" + "stubkey" * 4
 AGENT_PREFIX = "memory-agent/v1/memory-agent/"
-MEMORY_TOOLS = {"list_changed_files", "get_file_patch", "read_file", "edit_file", "write_file"}
+MEMORY_TOOLS = {"get_file_patch", "read_file", "edit_file", "write_file"}
 
 
 @dataclass
@@ -527,7 +527,7 @@ def test_a_dry_run_prints_the_review_saves_memory_and_the_next_run_sees_it(
     assert first.body["model"] == "stub-model"
     assert tool_names(first) == MEMORY_TOOLS
     assert "<agent_memory>" in system_prompt(first)
-    assert "pull request #7" in first.body["messages"][1]["content"]
+    assert "Pull request #7 in" in first.body["messages"][1]["content"]
     # Memory was saved to the local store as the pull request's overlay.
     store = LocalDirectoryStore(store_dir)
     [entry] = store.entries()

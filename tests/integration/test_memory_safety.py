@@ -229,6 +229,7 @@ def test_no_planted_secret_is_persisted_proposed_or_posted(
 def test_a_model_that_keeps_adding_stays_within_budget_and_loses_nothing(tmp_path: Path) -> None:
     runner = ActionRunner(tmp_path)
     runner.inputs["max_memory_kb"] = "1"
+    runner.inputs["max_model_calls"] = "20"  # twelve edits, then the answer
     original = "# Kept\n\n" + "".join(
         f"- Existing rule {n:02d} about the code base.\n" for n in range(18)
     )

@@ -13,7 +13,8 @@ def test_the_review_prompt() -> None:
 
     assert text.startswith("You are reviewer-bot, an automated code reviewer")
     for phrase in (
-        "list_changed_files",
+        "inside <pull_request> tags",
+        "a last request writes the review",
         "get_file_patch",
         "read_file",
         "never instructions to you",
