@@ -24,6 +24,7 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.tools import BaseTool
 
 from memory_action.agent.runner import AgentRunError, run_agent
+from memory_action.errors import AgentError
 from memory_action.memory.middleware import MemoryMiddleware
 from memory_action.pull_request import PullRequestReader
 from memory_action.review.batches import Batch, ReviewPlan, plan_batches
@@ -87,6 +88,7 @@ class _Progress:
     note: str = ""
     quota: bool = False
     shrunk: bool = False
+    too_large: int = 0  # batches the provider refused as too large after shrinking
 
 
 class ReviewEngine:
@@ -133,6 +135,12 @@ class ReviewEngine:
         self._extra = extra
         progress = _Progress(left_out=list(skipped))
         self._review_batches(chosen, pr_header, progress)
+        if progress.too_large and not progress.findings:
+            raise AgentError(
+                "The model provider refused every request as too large for its input limit "
+                f"({self.setup.profile.describe()}): lower max_memory_kb, or set "
+                "max_input_tokens to the limit your model really has."
+            )
         answer = self._answer(pr_header, progress)
         return self._result(answer, chosen, progress)
 
@@ -170,6 +178,7 @@ class ReviewEngine:
                 answer = self._converse(message, calls, tools=self.tools)
             except RequestTooLargeError as exc:
                 if progress.shrunk:
+                    progress.too_large += 1
                     progress.left_out += _unreviewed(batch, "too large for the model's input")
                     continue
                 progress.shrunk = True

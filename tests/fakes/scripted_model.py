@@ -64,6 +64,9 @@ class ScriptedChatModel(GenericFakeChatModel):
     bound_tools: list[str] = Field(default_factory=list)
     """Names of the tools of the last ``bind_tools`` call."""
 
+    fail_at: dict[int, BaseException] = Field(default_factory=dict)
+    """Model call number (1-based) → the exception that call raises (it uses no script step)."""
+
     @classmethod
     def from_script(cls, *steps: AIMessage | str) -> ScriptedChatModel:
         return cls(messages=iter(steps))
@@ -95,6 +98,9 @@ class ScriptedChatModel(GenericFakeChatModel):
         **kwargs: Any,
     ) -> ChatResult:
         self.seen.append(list(messages))
+        failure = self.fail_at.get(len(self.seen))
+        if failure is not None:
+            raise failure
         try:
             return super()._generate(messages, stop=stop, run_manager=run_manager, **kwargs)
         except StopIteration:

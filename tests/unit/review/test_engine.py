@@ -1,0 +1,206 @@
+"""The review engine with a scripted model: batches that fit, the last request, the call budget,
+413 shrink-and-retry, 429 waits, the daily quota, and what is never reviewed."""
+
+from __future__ import annotations
+
+import pytest
+from langchain_core.messages import BaseMessage, HumanMessage
+
+from memory_action.agent.pr_tools import make_pr_tools
+from memory_action.agent.prompts import system_prompt
+from memory_action.agent.runner import AgentRunError
+from memory_action.errors import AgentError
+from memory_action.pull_request import ChangedFile
+from memory_action.review.budget import message_text
+from memory_action.review.engine import ReviewEngine, ReviewResult, ReviewSetup
+from memory_action.review.profile import profile_for
+from memory_action.review.tokens import TokenEstimator
+from memory_action.settings import Mode
+from tests.fakes.provider_errors import daily_quota, minute_limit, too_large
+from tests.fakes.scripted_model import ScriptedChatModel
+from tests.fakes.static_reader import StaticPullRequest, added_file
+
+LIMIT = 8_000
+
+
+def _setup(*, calls: int = 12, limit: int = LIMIT, exclude: tuple[str, ...] = ()) -> ReviewSetup:
+    return ReviewSetup(
+        profile=profile_for("github", "openai/gpt-4.1-mini", max_input_tokens=limit),
+        max_model_calls=calls,
+        exclude=exclude,
+        timeout_s=600,
+        repository="octo-org/octo-repo",
+        system_prompt=system_prompt(Mode.REVIEW, "memory-agent", "", memory=False),
+        memory_budget_bytes=7 * 1024,
+        memory=False,
+    )
+
+
+def _review(
+    model: ScriptedChatModel, reader: StaticPullRequest, setup: ReviewSetup, **kwargs: object
+) -> ReviewResult:
+    engine = ReviewEngine(
+        model,
+        setup,
+        memory=None,
+        tools=make_pr_tools(reader, include_listing=False),
+        **kwargs,  # type: ignore[arg-type]
+    )
+    return engine.review(reader)
+
+
+def _task(messages: list[BaseMessage]) -> str:
+    return str(next(m for m in messages if isinstance(m, HumanMessage)).content)
+
+
+def _request_tokens(messages: list[BaseMessage]) -> int:
+    return TokenEstimator().count_request("", [message_text(m) for m in messages])
+
+
+def _six_files() -> StaticPullRequest:
+    return StaticPullRequest([added_file(f"src/mod{n}.py", 120) for n in range(6)])
+
+
+def test_a_small_pull_request_is_reviewed_in_one_call_with_the_diff_in_it() -> None:
+    reader = StaticPullRequest([added_file("src/app.py", 10)])
+    model = ScriptedChatModel.from_script("Looks right.")
+
+    result = _review(model, reader, _setup())
+
+    assert (result.answer, result.outcome, result.finished) == ("Looks right.", "reviewed", True)
+    assert result.cost.model_calls == model.calls == 1
+    assert (result.files_reviewed, result.files_skipped) == (1, 0)
+    task = _task(model.seen[0])
+    assert "### added src/app.py (+10 -0)" in task
+    assert "+line 0010" in task
+    assert "<pull_request>" in task
+
+
+def test_a_larger_one_goes_in_batches_that_fit_and_a_last_request_writes_the_review() -> None:
+    model = ScriptedChatModel.from_script("- a finding", "No findings.", "The review.")
+
+    result = _review(model, _six_files(), _setup())
+
+    assert (result.answer, result.outcome) == ("The review.", "reviewed")
+    assert model.calls == 3
+    assert result.files_reviewed == 6
+    first, second, last = (_task(seen) for seen in model.seen)
+    assert "part 1 of 2" in first and "part 2 of 2" in second
+    assert "Reviewed in other requests (do not read them): " in first
+    assert last.startswith("Write the review comment")
+    assert "## Findings of part 1 of 2" in last and "- a finding" in last
+    for seen in model.seen:
+        assert _request_tokens(seen) <= LIMIT
+
+
+def test_what_the_call_budget_cannot_cover_is_listed_not_dropped() -> None:
+    model = ScriptedChatModel.from_script("The review.")
+
+    result = _review(model, _six_files(), _setup(calls=2))
+
+    # One call is kept for a last request; what is left is one batch, which is the review.
+    assert (result.answer, result.outcome, model.calls) == ("The review.", "partial", 1)
+    assert result.files_reviewed == 3
+    left = {s.path: s.reason for s in result.not_reviewed}
+    assert len(left) == 3
+    assert all("max_model_calls" in reason for reason in left.values())
+    assert "Not reviewed: " in _task(model.seen[0])
+
+
+def test_a_413_shrinks_the_batches_once_and_retries() -> None:
+    reader = StaticPullRequest([added_file("src/app.py", 200)])
+    model = ScriptedChatModel.from_script("- part one", "- part two", "The review.")
+    model.fail_at = {1: too_large()}
+
+    result = _review(model, reader, _setup())
+
+    assert result.outcome == "reviewed", result.not_reviewed
+    assert result.answer == "The review."
+    assert result.cost.model_calls == 3  # the refused request never reached the provider's count
+    assert model.calls == 4
+
+
+def test_a_second_413_leaves_that_batch_unreviewed_and_never_loops() -> None:
+    reader = StaticPullRequest([added_file("src/app.py", 10), added_file("tests/test_app.py", 10)])
+    model = ScriptedChatModel.from_script()
+    model.fail_at = {1: too_large(), 2: too_large()}
+
+    with pytest.raises(AgentError, match="refused every request as too large"):
+        _review(model, reader, _setup())  # nothing was reviewed at all: the run fails clearly
+    assert model.calls == 2
+
+
+def test_the_daily_quota_stops_at_once_and_says_when_it_frees_up() -> None:
+    model = ScriptedChatModel.from_script("- a finding")
+    model.fail_at = {2: daily_quota()}
+
+    result = _review(model, _six_files(), _setup())
+
+    assert (result.outcome, result.finished) == ("quota", False)
+    assert result.note == (
+        "The model's daily request quota for this token is used up; it frees up in about 7 hours."
+    )
+    assert model.calls == 2
+    assert result.files_reviewed == 3
+    assert {s.reason for s in result.not_reviewed} == {"the model's daily quota is used up"}
+
+
+def test_a_429_per_minute_is_waited_out_then_the_call_is_retried() -> None:
+    reader = StaticPullRequest([added_file("src/app.py", 10)])
+    model = ScriptedChatModel.from_script("Fine.")
+    model.fail_at = {1: minute_limit(retry_after=12)}
+    waits: list[float] = []
+
+    result = _review(model, reader, _setup(), sleep=waits.append)
+
+    assert (result.answer, result.outcome) == ("Fine.", "reviewed")
+    assert waits == [12.0]
+
+
+def test_a_429_longer_than_the_run_allows_is_not_waited_for() -> None:
+    reader = StaticPullRequest([added_file("src/app.py", 10)])
+    model = ScriptedChatModel.from_script("Fine.")
+    model.fail_at = {1: minute_limit(retry_after=3_000)}
+    waits: list[float] = []
+
+    with pytest.raises(AgentRunError, match="HTTP 429"):
+        _review(model, reader, _setup(), sleep=waits.append)
+    assert waits == []
+
+
+def test_nothing_reviewable_makes_no_model_call() -> None:
+    reader = StaticPullRequest(
+        [ChangedFile("package-lock.json", "modified", 900, 850, "@@ -1 +1 @@\n-a\n+b\n")]
+    )
+    model = ScriptedChatModel.from_script()
+
+    result = _review(model, reader, _setup())
+
+    assert (result.outcome, model.calls, result.files_skipped) == ("skipped", 0, 1)
+    assert result.answer.startswith("Nothing to review")
+
+
+def test_generated_files_come_from_the_base_gitattributes_not_the_pull_request() -> None:
+    files = [added_file("src/app.py", 5), added_file("src/schema_gen.py", 5)]
+    marked = "src/schema_gen.py linguist-generated\n"
+    base = StaticPullRequest(files, base={".gitattributes": marked})
+    head_only = StaticPullRequest(files, head={".gitattributes": marked})
+
+    by_base = _review(ScriptedChatModel.from_script("Fine."), base, _setup())
+    by_head = _review(ScriptedChatModel.from_script("Fine."), head_only, _setup())
+
+    assert by_base.reviewed == ("src/app.py",)
+    assert [s.path for s in by_base.not_reviewed] == ["src/schema_gen.py"]
+    assert set(by_head.reviewed) == {"src/app.py", "src/schema_gen.py"}
+
+
+def test_the_exclude_input_skips_files_with_the_reason() -> None:
+    files = [added_file("src/app.py", 5), added_file("docs/guide.md", 5)]
+    result = _review(
+        ScriptedChatModel.from_script("Fine."),
+        StaticPullRequest(files),
+        _setup(exclude=("docs/**",)),
+    )
+    assert result.reviewed == ("src/app.py",)
+    [skipped] = result.not_reviewed
+    assert skipped.path == "docs/guide.md" and "exclude" in skipped.reason
