@@ -190,7 +190,9 @@ class FakeGitHub:
     def _contents(self, request: ApiRequest, path: str) -> Reply:
         path = unquote(path)
         ref = request.query.get("ref", [HEAD_SHA])[0]
-        for pull in self.pulls.values():
+        # The pull requests at that commit; any other ref reads a head commit.
+        at_ref = [p for p in self.pulls.values() if ref in (p.head_sha, p.base_sha)]
+        for pull in at_ref or self.pulls.values():
             contents = pull.base_contents if ref == pull.base_sha else pull.contents
             if path in contents:
                 text = contents[path]
