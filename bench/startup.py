@@ -56,24 +56,11 @@ from tests.fakes.github_api import (  # noqa: E402 - needs ROOT on sys.path
 )
 from tests.fakes.local_server import LocalServer, send_json  # noqa: E402
 from tests.fakes.openai_stub import OpenAIStub, answer_reply, tool_call_reply  # noqa: E402
-from tests.fakes.runner import ACTION_DEFAULTS, pull_request_event  # noqa: E402
+from tests.fakes.runner import ACTION_DEFAULTS, child_env, pull_request_event  # noqa: E402
 
 PR_NUMBER = 7
 CHILD_TIMEOUT_S = 60
 HEAVY_MODULES = ("langchain", "langchain_core", "langgraph", "openai", "github")
-# Never inherited by a child: a developer's or a CI job's settings would change what runs
-# (ACTIONS_RUNTIME_TOKEN, say, would send the memory to the real Actions cache).
-SCRUBBED_PREFIXES = (
-    "GITHUB_",
-    "ACTIONS_",
-    "INPUT_",
-    "RUNNER_",
-    "MEMORY_AGENT_",
-    "OPENAI_",
-    "ANTHROPIC_",
-    "LANGSMITH_",
-    "LANGCHAIN_",
-)
 
 
 # -- servers on 127.0.0.1 ---------------------------------------------------------------------
@@ -210,15 +197,6 @@ class Figures:
     totals_ms: list[float] = field(default_factory=list)
     first_request_ms: list[float] = field(default_factory=list)
     requests: list[int] = field(default_factory=list)
-
-
-def child_env(work: Path, **extra: str) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(SCRUBBED_PREFIXES)}
-    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH", "")]))
-    env["NO_PROXY"] = env["no_proxy"] = "127.0.0.1,localhost"
-    env["HOME"] = str(work / "home")  # nothing may fall back to the real home folder
-    env.update(extra)
-    return env
 
 
 def action_env(work: Path, event_name: str, event: dict[str, Any], **inputs: str) -> dict[str, str]:

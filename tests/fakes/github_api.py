@@ -1,8 +1,11 @@
-"""A stateful fake of the few GitHub REST endpoints a run uses, on ``responses``.
+"""A stateful fake of the few GitHub REST endpoints a run uses.
 
-One repository (``octo-org/octo-repo``), its pull requests, their changed files, file contents at
-the head commit and the issue comments, answered as PyGithub 2.x requests them (it sends every
-request to ``host:443``). ``read_only=True`` answers comment writes with 403, like a fork's token.
+One repository (``octo-org/octo-repo``), its pull requests, their changed files (paginated as
+GitHub does: ``per_page``, ``page``, a ``Link`` header), file contents at the head and base
+commits and the issue comments. ``FakeGitHub.answer`` decides every answer; ``serve()`` gives it
+to PyGithub in-process through ``responses`` (PyGithub 2.x sends every request to ``host:443``),
+and ``tests/fakes/github_http.py`` serves it over a real socket for other processes.
+``read_only=True`` answers comment writes with 403, like a fork's token.
 """
 
 from __future__ import annotations
@@ -10,11 +13,11 @@ from __future__ import annotations
 import base64
 import json
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, Protocol
-from urllib.parse import parse_qs, unquote, urlsplit
+from urllib.parse import parse_qs, unquote, urlencode, urlsplit
 
 import requests
 import responses
@@ -22,7 +25,6 @@ import responses
 OWNER, NAME = "octo-org", "octo-repo"
 REPOSITORY = f"{OWNER}/{NAME}"
 API_URL = "https://api.github.com"
-REQUEST_BASE = f"{API_URL}:443/repos/{REPOSITORY}"
 ANSWER_BASE = f"{API_URL}/repos/{REPOSITORY}"
 HEAD_SHA = "6dcb09b5b57875f334f61aebed695e2e4193db5e"
 BASE_SHA = "1" * 40
@@ -33,7 +35,23 @@ FETCH_PATCH = (
 )
 FETCH_SOURCE = "def fetch(url):\n    return get(url)\n"
 
+GITHUB_MAX_PER_PAGE = 100  # GitHub's cap on per_page; without per_page it pages by 30
+GITHUB_DEFAULT_PER_PAGE = 30
+
 Reply = tuple[int, dict[str, str], str]
+
+
+@dataclass(frozen=True)
+class ApiRequest:
+    """One request to the API, whatever carried it: ``url`` is absolute (query included)."""
+
+    method: str
+    url: str
+    body: str = ""
+
+    @property
+    def query(self) -> dict[str, list[str]]:
+        return parse_qs(urlsplit(self.url).query)
 
 
 @dataclass
@@ -45,9 +63,12 @@ class FakePullRequest:
     base_ref: str = "main"
     head_ref: str = "retry-fetcher"
     files: list[dict[str, Any]] = field(default_factory=list)
-    contents: dict[str, str] = field(default_factory=dict)  # path → text at the head commit
-    base_contents: dict[str, str] = field(default_factory=dict)  # path → text at BASE_SHA
+    # path → text (or bytes) at the head commit, and at the base commit
+    contents: Mapping[str, str | bytes] = field(default_factory=dict)
+    base_contents: Mapping[str, str | bytes] = field(default_factory=dict)
     merged_in: str | None = None  # the commit sha that merged it (None: open)
+    head_sha: str = HEAD_SHA
+    base_sha: str = BASE_SHA
 
 
 @dataclass
@@ -63,6 +84,13 @@ class FakeGitHub:
     # comment id → logins that edited it (besides the bot's own writes)
     edits: dict[int, list[str]] = field(default_factory=dict)
     cache: CacheRest | None = None  # answers the cache REST API; None: 403 (no permission)
+    api_url: str = API_URL  # the API root that URLs in answers start with
+    max_per_page: int = GITHUB_MAX_PER_PAGE  # lower it to make a client follow Link headers
+    unknown: list[tuple[str, str]] = field(default_factory=list)  # requests no route answered
+
+    @property
+    def repo_url(self) -> str:
+        return f"{self.api_url}/repos/{REPOSITORY}"
 
     def merge(self, number: int, sha: str) -> None:
         self.pulls[number].merged_in = sha
@@ -79,64 +107,96 @@ class FakeGitHub:
 
     @contextmanager
     def serve(self) -> Iterator[FakeGitHub]:
-        """Answer GitHub's API for the duration of the block; any other request fails."""
+        """Answer GitHub's API in-process for the duration of the block; a request no route
+        answers fails with a ConnectionError."""
         with responses.RequestsMock(assert_all_requests_are_fired=False) as api:
-            routes: list[tuple[str, str, Any]] = [
-                ("GET", r"", self._repo),
-                ("GET", r"/pulls/(\d+)", self._pull),
-                ("GET", r"/pulls/(\d+)/files", self._files),
-                ("GET", r"/contents/([^?]+)", self._contents),
-                ("GET", r"/issues/(\d+)", self._issue),
-                ("GET", r"/issues/(\d+)/comments", self._list_comments),
-                ("POST", r"/issues/(\d+)/comments", self._create_comment),
-                ("PATCH", r"/issues/comments/(\d+)", self._edit_comment),
-                ("GET", r"/issues/comments/(\d+)", self._get_comment),
-                ("GET", r"/commits/([0-9a-f]+)/pulls", self._commit_pulls),
-                ("GET", r"/collaborators/([^/?]+)/permission", self._permission),
-                ("GET", r"/actions/caches", self._list_caches),
-                ("DELETE", r"/actions/caches/(\d+)", self._delete_cache),
-            ]
-            for method, path, handler in routes:
-                pattern = re.compile(rf"{re.escape(REQUEST_BASE)}{path}(\?.*)?$")
-                api.add_callback(method, pattern, callback=self._recorded(handler, pattern))
-            graphql = re.compile(rf"{re.escape(API_URL)}:443/graphql(\?.*)?$")
-            api.add_callback("POST", graphql, callback=self._recorded(self._graphql, graphql))
+            everything = re.compile(rf"{re.escape(API_URL)}:443/.*")
+            for method in ("GET", "POST", "PATCH", "DELETE"):
+                api.add_callback(method, everything, callback=self._in_process)
             yield self
 
-    def _recorded(self, handler: Any, pattern: re.Pattern[str]) -> Any:
-        def callback(request: requests.PreparedRequest) -> Reply:
-            url = str(request.url)
-            self.calls.append((str(request.method), url))
-            match = pattern.match(url)
-            assert match is not None
-            return handler(request, *match.groups()[:-1])  # type: ignore[no-any-return]
+    def _in_process(self, request: requests.PreparedRequest) -> Reply:
+        body = request.body.decode() if isinstance(request.body, bytes) else request.body or ""
+        reply = self.answer(ApiRequest(str(request.method), str(request.url), body))
+        if reply is None:
+            raise requests.ConnectionError(
+                f"FakeGitHub: no route for {request.method} {request.url}"
+            )
+        return reply
 
-        return callback
+    def answer(self, request: ApiRequest) -> Reply | None:
+        """The answer to ``request`` (recorded in ``calls``); None when no route matches it
+        (recorded in ``unknown``)."""
+        self.calls.append((request.method, request.url))
+        path = unquote(urlsplit(request.url).path)
+        for method, pattern, handler in self._routes():
+            match = pattern.fullmatch(path)
+            if method == request.method and match is not None:
+                return handler(request, *match.groups())
+        self.unknown.append((request.method, request.url))
+        return None
+
+    def _routes(self) -> list[tuple[str, re.Pattern[str], Callable[..., Reply]]]:
+        repo = f"(?:/api/v3)?/repos/{re.escape(REPOSITORY)}"
+        routes: list[tuple[str, str, Callable[..., Reply]]] = [
+            ("GET", "", self._repo),
+            ("GET", r"/pulls/(\d+)", self._pull),
+            ("GET", r"/pulls/(\d+)/files", self._files),
+            ("GET", r"/contents/(.+)", self._contents),
+            ("GET", r"/issues/(\d+)", self._issue),
+            ("GET", r"/issues/(\d+)/comments", self._list_comments),
+            ("POST", r"/issues/(\d+)/comments", self._create_comment),
+            ("PATCH", r"/issues/comments/(\d+)", self._edit_comment),
+            ("GET", r"/issues/comments/(\d+)", self._get_comment),
+            ("GET", r"/commits/([0-9a-f]+)/pulls", self._commit_pulls),
+            ("GET", r"/collaborators/([^/]+)/permission", self._permission),
+            ("GET", r"/actions/caches", self._list_caches),
+            ("DELETE", r"/actions/caches/(\d+)", self._delete_cache),
+        ]
+        compiled = [(method, re.compile(repo + path), handler) for method, path, handler in routes]
+        graphql = re.compile(r"(?:/api)?/graphql")
+        return [*compiled, ("POST", graphql, self._graphql)]
 
     # -- handlers ---------------------------------------------------------------------------------
 
-    def _repo(self, _request: requests.PreparedRequest) -> Reply:
-        return _json(repository_json(default_branch=self.default_branch))
+    def _repo(self, _request: ApiRequest) -> Reply:
+        return _json(repository_json(self.repo_url, default_branch=self.default_branch))
 
-    def _pull(self, _request: requests.PreparedRequest, number: str) -> Reply:
+    def _pull(self, _request: ApiRequest, number: str) -> Reply:
         pull = self.pulls.get(int(number))
         if pull is None:
             return 404, {}, json.dumps({"message": "Not Found"})
-        return _json(pull_json(pull))
+        return _json(pull_json(pull, self.repo_url))
 
-    def _files(self, request: requests.PreparedRequest, number: str) -> Reply:
-        pull = self.pulls[int(number)]
-        query = parse_qs(urlsplit(str(request.url)).query)
-        page = int(query.get("page", ["1"])[0])
-        return _json(pull.files if page == 1 else [])
+    def _files(self, request: ApiRequest, number: str) -> Reply:
+        return self._page(request, self.pulls[int(number)].files)
 
-    def _contents(self, request: requests.PreparedRequest, path: str) -> Reply:
+    def _page(self, request: ApiRequest, items: list[dict[str, Any]]) -> Reply:
+        """One page of a list, with the ``Link`` header GitHub sends when more pages follow."""
+        query = {name: values[0] for name, values in request.query.items()}
+        per_page = min(int(query.get("per_page", GITHUB_DEFAULT_PER_PAGE)), self.max_per_page)
+        page = int(query.get("page", "1"))
+        last = max(1, -(-len(items) // per_page))
+        status, headers, body = _json(items[(page - 1) * per_page : page * per_page])
+        if page < last:
+            url = f"{self.api_url}{urlsplit(request.url).path}"
+            links = {"next": page + 1, "last": last}
+            headers["Link"] = ", ".join(
+                f'<{url}?{urlencode({**query, "page": n})}>; rel="{rel}"'
+                for rel, n in links.items()
+            )
+        return status, headers, body
+
+    def _contents(self, request: ApiRequest, path: str) -> Reply:
         path = unquote(path)
-        ref = parse_qs(urlsplit(str(request.url)).query).get("ref", [HEAD_SHA])[0]
-        for pull in self.pulls.values():
-            contents = pull.base_contents if ref == BASE_SHA else pull.contents
+        ref = request.query.get("ref", [HEAD_SHA])[0]
+        # The pull requests at that commit; any other ref reads a head commit.
+        at_ref = [p for p in self.pulls.values() if ref in (p.head_sha, p.base_sha)]
+        for pull in at_ref or self.pulls.values():
+            contents = pull.base_contents if ref == pull.base_sha else pull.contents
             if path in contents:
-                data = contents[path].encode()
+                text = contents[path]
+                data = text.encode() if isinstance(text, str) else text
                 return _json(
                     {
                         "type": "file",
@@ -145,26 +205,26 @@ class FakeGitHub:
                         "name": path,
                         "path": path,
                         "sha": "0" * 40,
-                        "url": f"{ANSWER_BASE}/contents/{path}",
+                        "url": f"{self.repo_url}/contents/{path}",
                         "content": base64.encodebytes(data).decode(),
                     }
                 )
         return 404, {}, json.dumps({"message": "Not Found"})
 
-    def _issue(self, _request: requests.PreparedRequest, number: str) -> Reply:
-        return _json({"number": int(number), "url": f"{ANSWER_BASE}/issues/{number}"})
+    def _issue(self, _request: ApiRequest, number: str) -> Reply:
+        return _json({"number": int(number), "url": f"{self.repo_url}/issues/{number}"})
 
-    def _list_comments(self, _request: requests.PreparedRequest, number: str) -> Reply:
-        return _json(self.comments.get(int(number), []))
+    def _list_comments(self, request: ApiRequest, number: str) -> Reply:
+        return self._page(request, self.comments.get(int(number), []))
 
-    def _create_comment(self, request: requests.PreparedRequest, number: str) -> Reply:
+    def _create_comment(self, request: ApiRequest, number: str) -> Reply:
         if self.read_only:
             return 403, {}, json.dumps({"message": "Resource not accessible by integration"})
         self.next_id += 1
         comment = {
             "id": self.next_id,
             "node_id": f"IC_node{self.next_id}",
-            "url": f"{ANSWER_BASE}/issues/comments/{self.next_id}",
+            "url": f"{self.repo_url}/issues/comments/{self.next_id}",
             "html_url": f"https://github.com/{REPOSITORY}/pull/{number}#issuecomment-{self.next_id}",
             "body": json.loads(request.body or "{}")["body"],
             "user": BOT,
@@ -174,7 +234,7 @@ class FakeGitHub:
         self.comments.setdefault(int(number), []).append(comment)
         return 201, {}, json.dumps(comment)
 
-    def _edit_comment(self, request: requests.PreparedRequest, comment_id: str) -> Reply:
+    def _edit_comment(self, request: ApiRequest, comment_id: str) -> Reply:
         if self.read_only:
             return 403, {}, json.dumps({"message": "Resource not accessible by integration"})
         for comments in self.comments.values():
@@ -184,24 +244,24 @@ class FakeGitHub:
                     return _json(comment)
         return 404, {}, json.dumps({"message": "Not Found"})
 
-    def _get_comment(self, _request: requests.PreparedRequest, comment_id: str) -> Reply:
+    def _get_comment(self, _request: ApiRequest, comment_id: str) -> Reply:
         for comments in self.comments.values():
             for comment in comments:
                 if comment["id"] == int(comment_id):
                     return _json(comment)
         return 404, {}, json.dumps({"message": "Not Found"})
 
-    def _commit_pulls(self, _request: requests.PreparedRequest, sha: str) -> Reply:
+    def _commit_pulls(self, _request: ApiRequest, sha: str) -> Reply:
         pulls = [p for p in self.pulls.values() if p.merged_in == sha]
-        return _json([pull_json(p) for p in pulls])
+        return _json([pull_json(p, self.repo_url) for p in pulls])
 
-    def _permission(self, _request: requests.PreparedRequest, login: str) -> Reply:
+    def _permission(self, _request: ApiRequest, login: str) -> Reply:
         permission = self.permissions.get(unquote(login))
         if permission is None:
             return 404, {}, json.dumps({"message": "Not Found"})
         return _json({"permission": permission, "role_name": permission, "user": {"login": login}})
 
-    def _graphql(self, request: requests.PreparedRequest) -> Reply:
+    def _graphql(self, request: ApiRequest) -> Reply:
         node_id = json.loads(request.body or "{}")["variables"]["id"]
         for comments in self.comments.values():
             for comment in comments:
@@ -221,16 +281,16 @@ class FakeGitHub:
             "userContentEdits": {"totalCount": len(nodes), "nodes": nodes},
         }
 
-    def _list_caches(self, request: requests.PreparedRequest) -> Reply:
+    def _list_caches(self, request: ApiRequest) -> Reply:
         if self.cache is None:
             return 403, {}, json.dumps({"message": "Resource not accessible by integration"})
-        query = parse_qs(urlsplit(str(request.url)).query)
+        query = request.query
         if int(query.get("page", ["1"])[0]) > 1:
             return _json({"total_count": 0, "actions_caches": []})
         entries = self.cache.rest_list(query.get("key", [""])[0], query.get("ref", [""])[0])
         return _json({"total_count": len(entries), "actions_caches": entries})
 
-    def _delete_cache(self, _request: requests.PreparedRequest, entry_id: str) -> Reply:
+    def _delete_cache(self, _request: ApiRequest, entry_id: str) -> Reply:
         if self.cache is None:
             return 403, {}, json.dumps({"message": "Resource not accessible by integration"})
         return (204, {}, "") if self.cache.rest_delete(int(entry_id)) else (404, {}, "{}")
@@ -282,8 +342,8 @@ def pull_json(pull: FakePullRequest, base: str = ANSWER_BASE) -> dict[str, Any]:
         "body": pull.body,
         "draft": False,
         "user": {"login": pull.author, "type": "User"},
-        "head": {"ref": pull.head_ref, "sha": HEAD_SHA, "repo": repo},
-        "base": {"ref": pull.base_ref, "sha": BASE_SHA, "repo": repo},
+        "head": {"ref": pull.head_ref, "sha": pull.head_sha, "repo": repo},
+        "base": {"ref": pull.base_ref, "sha": pull.base_sha, "repo": repo},
         "merged_at": "2026-11-29T11:00:00Z" if pull.merged_in else None,
         "merge_commit_sha": pull.merged_in,
     }

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import threading
+from collections.abc import Mapping
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Self
 
@@ -36,11 +37,18 @@ class LocalServer:
         return f"http://{host!s}:{port}"
 
 
-def send_json(handler: BaseHTTPRequestHandler, status: int, payload: Any) -> None:
-    """Answer the handler's request with ``payload`` as a JSON body."""
+def send_json(
+    handler: BaseHTTPRequestHandler,
+    status: int,
+    payload: Any,
+    headers: Mapping[str, str] | None = None,
+) -> None:
+    """Answer the handler's request with ``payload`` as a JSON body (and ``headers``)."""
     data = json.dumps(payload).encode()
     handler.send_response(status)
     handler.send_header("Content-Type", "application/json")
+    for name, value in (headers or {}).items():
+        handler.send_header(name, value)
     handler.send_header("Content-Length", str(len(data)))
     handler.end_headers()
     handler.wfile.write(data)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import io
 import json
+import os
 import re
 from collections.abc import Callable
 from contextlib import redirect_stderr, redirect_stdout
@@ -22,6 +23,20 @@ from memory_action.main import main
 from tests.fakes.github_api import API_URL, BASE_SHA, HEAD_SHA, REPOSITORY
 
 TOKEN = "ghs_" + "W0rkf1ow" * 5
+REPO_ROOT = Path(__file__).resolve().parents[2]
+# Never inherited by a child process: a developer's or a CI job's settings would change what runs
+# (ACTIONS_RUNTIME_TOKEN, say, would send the memory to the real Actions cache).
+SCRUBBED_PREFIXES = (
+    "GITHUB_",
+    "ACTIONS_",
+    "INPUT_",
+    "RUNNER_",
+    "MEMORY_AGENT_",
+    "OPENAI_",
+    "ANTHROPIC_",
+    "LANGSMITH_",
+    "LANGCHAIN_",
+)
 ACTION_DEFAULTS = {
     "enable_memory": "true",
     "memory_scope": "repo",
@@ -43,6 +58,17 @@ ACTION_DEFAULTS = {
 }
 
 
+def child_env(work: Path, *, code: Path = REPO_ROOT, **extra: str) -> dict[str, str]:
+    """The environment of a child process that runs the action from ``code`` (a checkout):
+    this one less the scrubbed variables, HOME in ``work``, 127.0.0.1 never proxied."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(SCRUBBED_PREFIXES)}
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(code), env.get("PYTHONPATH", "")]))
+    env["NO_PROXY"] = env["no_proxy"] = "127.0.0.1,localhost"
+    env["HOME"] = str(work / "home")  # nothing may fall back to the real home folder
+    env.update(extra)
+    return env
+
+
 def pull_request_event(
     number: int = 7,
     *,
@@ -50,6 +76,8 @@ def pull_request_event(
     association: str = "MEMBER",
     action: str = "opened",
     base_ref: str = "main",
+    head_sha: str = HEAD_SHA,
+    base_sha: str = BASE_SHA,
 ) -> dict[str, Any]:
     head_repo = "outside-dev/octo-repo" if fork else REPOSITORY
     return {
@@ -59,8 +87,8 @@ def pull_request_event(
             "number": number,
             "author_association": association,
             "user": {"login": "outside-dev" if fork else "mona"},
-            "head": {"ref": "retry-fetcher", "sha": HEAD_SHA, "repo": {"full_name": head_repo}},
-            "base": {"ref": base_ref, "sha": BASE_SHA, "repo": {"full_name": REPOSITORY}},
+            "head": {"ref": "retry-fetcher", "sha": head_sha, "repo": {"full_name": head_repo}},
+            "base": {"ref": base_ref, "sha": base_sha, "repo": {"full_name": REPOSITORY}},
         },
         "repository": {"full_name": REPOSITORY, "default_branch": "main"},
     }

@@ -10,6 +10,7 @@ import pytest
 
 from tests.fakes.cache_harness import REFS, CacheHarness
 from tests.fakes.cache_service import FakeCacheService
+from tests.fakes.click_corpus import MISSING, ClickCorpus, bundle_path, load_corpus
 from tests.fakes.github_api import FakeGitHub, serve_fetch_pull
 from tests.fakes.runner import ActionRunner
 
@@ -41,3 +42,12 @@ def cache(service: FakeCacheService, tmp_path: Path) -> Iterator[CacheHarness]:
     harness.workspace.mkdir()
     yield harness
     harness.close()
+
+
+@pytest.fixture(scope="session")
+def click_corpus(tmp_path_factory: pytest.TempPathFactory) -> ClickCorpus:
+    """The six real pull requests of ``../shared/corpus/click-prs.bundle``, cloned once."""
+    bundle = bundle_path()
+    if not bundle.is_file():
+        pytest.skip(MISSING)
+    return load_corpus(bundle, tmp_path_factory.mktemp("corpus") / "click.git")

@@ -1,0 +1,381 @@
+"""Do reviews fit GitHub Models' free tier? Six real pull requests, two engines, side by side.
+
+    python bench/review_fit.py [--only TAG] [--engines baseline,current] [--model-seconds S]
+
+Each pull request of the click corpus (``tests/fakes/click_corpus.py``: the bundle
+``../shared/corpus/click-prs.bundle``) is reviewed by the whole action in a child process
+(``python -m memory_action.cli run``, a ``pull_request`` event, ``INPUT_*``/``GITHUB_*`` as the
+runner sets them, memory on with a local store), against two servers on 127.0.0.1: the GitHub
+REST fake (``tests/fakes/github_http.py``) serving the pull request from ``git diff base...head``,
+and the GitHub Models stub (``tests/fakes/github_models_stub.py``): free-tier limits (8,000
+tokens in, 15 requests a minute, 150 a day; a fresh day for every review) and a diligent reviewer
+that asks for every changed file it has not seen. The stub's minute runs on a clock that also
+moves ``--model-seconds`` (default 4) per answer, as a real model's latency would. The checkout
+has an ``AGENTS.md`` of ``--agents-kb`` KiB (default 4; the start of click's own CONTRIBUTING.rst,
+real prose), which the action injects as read-only memory, as a repository's instructions are.
+
+Engines: ``baseline`` is the code at BASELINE (before the token-budgeted engine), extracted with
+``git archive``; ``current`` is this checkout. Printed per pull request and engine: files, diff
+size, model requests, the largest request and the tokens in (answered requests), files reviewed
+/ skipped (the action's outputs when it has them, else the files the stub saw when a comment was
+posted), the outcome and whether a comment was posted; then the issue's targets.
+"""
+
+from __future__ import annotations
+
+import argparse
+import io
+import re
+import subprocess
+import sys
+import tarfile
+import tempfile
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+from tests.fakes.click_corpus import (  # noqa: E402 - needs ROOT on sys.path
+    ClickCorpus,
+    CorpusPull,
+    bundle_path,
+    load_corpus,
+)
+from tests.fakes.github_api import FakeGitHub  # noqa: E402
+from tests.fakes.github_http import GitHubHttpServer  # noqa: E402
+from tests.fakes.github_models_stub import FreeTier, GitHubModelsStub  # noqa: E402
+from tests.fakes.runner import ActionRunner, child_env, parse_outputs, pull_request_event  # noqa: E402
+
+BASELINE = "5913e56"  # main before issue 7's engine
+MODEL = "github:openai/gpt-4.1-mini"
+CHILD_TIMEOUT_S = 300
+SMALL_PR_FILES, SMALL_PR_CALLS, REVIEWED_SHARE = 10, 3, 0.9
+GUIDE = "CONTRIBUTING.rst"
+GENERATED_WORDS = ("generated", "vendored", "lock", "minified")  # in the engine's skip reasons
+
+
+class PacedClock:
+    """Real time plus a model's latency for every answer: the clock the stub's minute uses."""
+
+    def __init__(self, seconds_per_answer: float) -> None:
+        self._start = time.monotonic()
+        self._extra = 0.0
+        self._per_answer = seconds_per_answer
+
+    def __call__(self) -> float:
+        return time.monotonic() - self._start + self._extra
+
+    def answered(self) -> None:
+        self._extra += self._per_answer
+
+
+class PacedStub(GitHubModelsStub):
+    def __init__(self, paths: Sequence[str], clock: PacedClock) -> None:
+        super().__init__(paths, limits=FreeTier(), clock=clock)
+        self._paced = clock
+
+    def answer(self, body: dict[str, Any]) -> tuple[int, dict[str, str], dict[str, Any]]:
+        reply = super().answer(body)
+        self._paced.answered()
+        return reply
+
+
+@dataclass(frozen=True)
+class Engine:
+    name: str
+    code: Path  # the folder that holds memory_action/
+
+
+@dataclass(frozen=True)
+class Row:
+    engine: str
+    pull: CorpusPull
+    reviewable: int  # changed files that are not generated
+    exit_code: int
+    outputs: dict[str, str]
+    requests: int
+    largest: int
+    tokens_in: int
+    seen: int  # reviewable files the stub was shown in answered requests
+    posted: bool
+    error: str
+
+    @property
+    def reviewed(self) -> int:
+        counted = _count(self.outputs.get("files_reviewed"))
+        if counted is not None:
+            return counted
+        return self.seen if self.posted and self.exit_code == 0 else 0
+
+    @property
+    def skipped(self) -> str:
+        counted = _count(self.outputs.get("files_skipped"))
+        return "-" if counted is None else str(counted)
+
+    @property
+    def outcome(self) -> str:
+        if self.outputs.get("outcome"):
+            return self.outputs["outcome"]
+        if self.exit_code == 0:
+            return "reviewed" if self.posted else "no comment"
+        return f"exit {self.exit_code}" + (f" ({self.error})" if self.error else "")
+
+
+def _count(value: str | None) -> int | None:
+    """An output that is a number, or a list (comma or newline separated); None when absent."""
+    if value is None:
+        return None
+    if value.strip().isdigit():
+        return int(value)
+    return len([item for item in re.split(r"[,\n]", value) if item.strip()])
+
+
+def reviewable_paths(pull: CorpusPull) -> list[str]:
+    """The changed files that are not generated, by the engine's own rule when it has one."""
+    try:
+        from memory_action.review.selection import skip_reason  # noqa: PLC0415
+
+        from memory_action.pull_request import ChangedFile  # noqa: PLC0415
+    except ImportError:
+        return pull.paths
+    kept = []
+    for f in pull.files:
+        changed = ChangedFile(
+            f["filename"], f["status"], f["additions"], f["deletions"], f.get("patch")
+        )
+        try:
+            reason = skip_reason(changed, attributes="", exclude=())
+        except TypeError:  # another signature than this script knows: count every file
+            return pull.paths
+        if reason is None or not any(word in reason for word in GENERATED_WORDS):
+            kept.append(f["filename"])
+    return kept
+
+
+def extract_baseline(dest: Path) -> Engine | None:
+    """memory_action/ as it was at BASELINE, or None when this checkout cannot give it."""
+    done = subprocess.run(
+        ["git", "-C", str(ROOT), "archive", "--format=tar", BASELINE, "memory_action"],
+        capture_output=True,
+        check=False,
+        timeout=60,
+    )
+    if done.returncode != 0:
+        print(f"baseline {BASELINE} skipped: {done.stderr.decode().strip()}", file=sys.stderr)
+        return None
+    with tarfile.open(fileobj=io.BytesIO(done.stdout)) as archive:
+        archive.extractall(dest, filter="data")
+    return Engine(f"baseline ({BASELINE})", dest)
+
+
+def check_imports(engine: Engine, work: Path) -> None:
+    """The child must import the engine's code, not the installed package."""
+    probe = "import memory_action; print(memory_action.__file__)"
+    done = subprocess.run(
+        [sys.executable, "-c", probe],
+        env=child_env(work, code=engine.code),
+        cwd=work,
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=60,
+    )
+    if not Path(done.stdout.strip()).resolve().is_relative_to(engine.code.resolve()):
+        raise SystemExit(f"{engine.name}: the child imports {done.stdout.strip()}")
+
+
+@dataclass(frozen=True)
+class Setup:
+    model_seconds: float
+    agents_md: str  # the checkout's AGENTS.md ("": none)
+
+
+def agents_md(corpus: ClickCorpus, kib: int) -> str:
+    """The first ``kib`` KiB of click's CONTRIBUTING.rst (the oldest tree that has one)."""
+    guides = [p.base[GUIDE] for p in reversed(corpus.pulls) if GUIDE in p.base]
+    return guides[0].decode()[: kib * 1024] if kib and guides else ""
+
+
+def review(engine: Engine, pull: CorpusPull, work: Path, setup: Setup) -> Row:
+    paths = reviewable_paths(pull)
+    fake = FakeGitHub()
+    fake.add_pull(pull.fake())
+    runner = ActionRunner(work)
+    if setup.agents_md:
+        runner.workspace.mkdir(parents=True, exist_ok=True)
+        (runner.workspace / "AGENTS.md").write_text(setup.agents_md)
+    with (
+        GitHubHttpServer(fake) as github,
+        PacedStub(paths, PacedClock(setup.model_seconds)) as stub,
+    ):
+        runner.inputs.update(model=MODEL, model_base_url=stub.base_url)
+        runner.extra_env.update(GITHUB_API_URL=github.base_url, GITHUB_SHA=pull.head_sha)
+        event = pull_request_event(pull.number, head_sha=pull.head_sha, base_sha=pull.base_sha)
+        action = runner.env("pull_request", event, f"refs/pull/{pull.number}/merge")
+        try:
+            done = subprocess.run(
+                [sys.executable, "-m", "memory_action.cli", "run"],
+                env=child_env(work, code=engine.code, **action),
+                cwd=work,
+                stdin=subprocess.DEVNULL,
+                capture_output=True,
+                text=True,
+                timeout=CHILD_TIMEOUT_S,
+                check=False,
+            )
+            exit_code, log = done.returncode, done.stdout + done.stderr
+        except subprocess.TimeoutExpired:
+            exit_code, log = -1, f"no exit after {CHILD_TIMEOUT_S} s"
+        requests = stub.requests
+    answered = [r for r in requests if r.status == 200]
+    seen = set().union(*(r.seen for r in answered)) if answered else set()
+    return Row(
+        engine=engine.name,
+        pull=pull,
+        reviewable=len(paths),
+        exit_code=exit_code,
+        outputs=parse_outputs(Path(action["GITHUB_OUTPUT"]).read_text()),
+        requests=len(requests),
+        largest=max((r.tokens for r in requests), default=0),
+        tokens_in=sum(r.tokens for r in answered),
+        seen=len(seen & set(paths)),
+        posted=bool(fake.comments.get(pull.number)),
+        error=_error(log),
+    )
+
+
+def _error(log: str) -> str:
+    """The run's error, short: ``HTTP 413`` and the like, else the first words."""
+    line = next((ln for ln in log.splitlines() if ln.startswith("::error")), "")
+    if not line:
+        return "no exit" if log.startswith("no exit") else ""
+    status = re.search(r"HTTP (\d+)", line)
+    return f"HTTP {status.group(1)}" if status else line.split("::", 2)[-1][:40]
+
+
+# -- report -----------------------------------------------------------------------------------
+
+COLUMNS = (
+    ("PR", 10),
+    ("files", 5),
+    ("diff chars", 10),
+    ("requests", 8),
+    ("largest tok", 11),
+    ("tokens in", 9),
+    ("reviewed/skipped", 16),
+    ("outcome", 20),
+    ("comment", 7),
+)
+
+
+def print_table(rows: Sequence[Row]) -> None:
+    for engine in dict.fromkeys(r.engine for r in rows):
+        print(f"\n{engine}")
+        print("  ".join(name.rjust(width) for name, width in COLUMNS))
+        for r in (r for r in rows if r.engine == engine):
+            values = (
+                r.pull.tag,
+                len(r.pull.files),
+                r.pull.diff_chars,
+                r.requests,
+                r.largest,
+                r.tokens_in,
+                f"{r.reviewed}/{r.reviewable} {r.skipped}",
+                r.outcome,
+                "posted" if r.posted else "none",
+            )
+            print("  ".join(f"{v!s:>{w}}" for v, (_n, w) in zip(values, COLUMNS, strict=True)))
+
+
+def targets(rows: Sequence[Row]) -> dict[str, tuple[str, bool]]:
+    """The issue's targets for one engine: label → (figure, met)."""
+    done = [r for r in rows if r.exit_code == 0 and r.posted and r.reviewed > 0]
+    largest = max((r.largest for r in rows), default=0)
+    reviewed = sum(min(r.reviewed, r.reviewable) for r in rows)
+    reviewable = sum(r.reviewable for r in rows)
+    small = [r for r in rows if len(r.pull.files) <= SMALL_PR_FILES]
+    small_ok = [r for r in small if r.requests <= SMALL_PR_CALLS and r in done]
+    per_review = sum(r.tokens_in for r in rows) // max(1, len(rows))
+    return {
+        f"{len(rows)}/{len(rows)} reviewed and posted": (
+            f"{len(done)}/{len(rows)}",
+            len(done) == len(rows),
+        ),
+        "no request over 8,000 tokens": (
+            f"largest {largest:,}",
+            largest <= FreeTier().max_input_tokens,
+        ),
+        "90% of non-generated files reviewed": (
+            f"{reviewed}/{reviewable} ({reviewed / max(1, reviewable):.0%})",
+            reviewed >= REVIEWED_SHARE * reviewable,
+        ),
+        "PRs of <=10 files in <=3 calls": (f"{len(small_ok)}/{len(small)}", small_ok == small),
+        "tokens in per review (mean)": (f"{per_review:,}", True),
+    }
+
+
+def print_targets(rows: Sequence[Row]) -> bool:
+    engines = list(dict.fromkeys(r.engine for r in rows))
+    checks = {e: targets([r for r in rows if r.engine == e]) for e in engines}
+    print("\ntargets".ljust(38) + "".join(e.rjust(30) for e in engines))
+    for label in next(iter(checks.values()), {}):
+        cells = []
+        for engine in engines:
+            figure, met = checks[engine][label]
+            mark = "" if label.startswith("tokens") else (" ok" if met else " FAIL")
+            cells.append(f"{figure}{mark}".rjust(30))
+        print(f"{label:<37}" + "".join(cells))
+    last = checks[engines[-1]] if engines else {}
+    return all(met for (met,) in ((m,) for _f, m in last.values()))
+
+
+def run(only: str | None, engine_names: Sequence[str], model_seconds: float, kib: int) -> list[Row]:
+    bundle = bundle_path()
+    if not bundle.is_file():
+        raise SystemExit(f"review_fit: {bundle} is missing (the corpus lives in ../shared)")
+    rows: list[Row] = []
+    with tempfile.TemporaryDirectory(prefix="review-fit-") as tmp:
+        work = Path(tmp)
+        corpus: ClickCorpus = load_corpus(bundle, work / "corpus.git")
+        setup = Setup(model_seconds, agents_md(corpus, kib))
+        engines = []
+        if "baseline" in engine_names:
+            (work / "baseline").mkdir()
+            baseline = extract_baseline(work / "baseline")
+            engines += [baseline] if baseline else []
+        if "current" in engine_names:
+            engines.append(Engine("current checkout", ROOT))
+        for engine in engines:
+            check_imports(engine, work)
+            for pull in corpus.pulls:
+                if only and pull.tag != only:
+                    continue
+                started = time.monotonic()
+                row = review(engine, pull, work / f"{engine.code.name}-{pull.tag}", setup)
+                took = time.monotonic() - started
+                print(f"{engine.name} {pull.tag}: {row.outcome} in {took:.1f} s", file=sys.stderr)
+                rows.append(row)
+    return rows
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--only", help="one pull request, by its short sha (e.g. 1f9cd54f)")
+    parser.add_argument("--engines", default="baseline,current", help="baseline, current or both")
+    parser.add_argument("--model-seconds", type=float, default=4.0, help="model latency (s)")
+    parser.add_argument("--agents-kb", type=int, default=4, help="AGENTS.md size (KiB)")
+    args = parser.parse_args(argv)
+    rows = run(args.only, args.engines.split(","), args.model_seconds, args.agents_kb)
+    print_table(rows)
+    met = print_targets(rows)
+    print(f"\nthe current engine {'meets' if met else 'misses'} the targets")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,163 @@
+"""What a careful model does with a review request: read every changed file before answering.
+
+``DiligentReviewer`` looks only at the request (OpenAI chat-completions JSON: ``messages``,
+``tools``), never at the engine's code, so it judges today's engine and the budgeted one alike.
+A changed file is SEEN when the request shows its patch:
+
+- a line ``### <status> <path>`` (the budgeted engine's rendering of a file, ``(+a -d)`` after);
+- a tool result of ``get_file_patch`` (``<status> <path> (+a -d)`` then the patch) or of
+  ``get_file_patch`` / ``read_file`` called with that path (not an ``Error:``).
+
+A file named after ``Reviewed in other requests`` (comma separated), or in backticks inside a
+``## Findings of part`` section, is HANDLED elsewhere. When the last message is the user's or a
+tool's and some file is neither, it calls a tool: ``list_changed_files`` first when offered and
+never called (today's engine), else ``get_file_patch`` for the first such file, else
+``read_file``. Otherwise (or with no tool to call) it answers with a short review naming the files
+it saw, about ``TOKENS_PER_FILE`` tokens each.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+TOKENS_PER_FILE = 40
+FILE_TOOLS = ("get_file_patch", "read_file")
+_ELSEWHERE = re.compile(r"Reviewed in other requests[^:\n]*:[ \t]*(.*)")
+_FINDINGS = re.compile(r"^## Findings of part.*?(?=^## |\Z)", re.MULTILINE | re.DOTALL)
+_BACKTICKED = re.compile(r"`([^`\n]+)`")
+
+
+@dataclass(frozen=True)
+class ToolCall:
+    name: str
+    args: dict[str, str]
+
+
+@dataclass(frozen=True)
+class Answer:
+    text: str
+
+
+Decision = ToolCall | Answer
+
+
+@dataclass(frozen=True)
+class Reading:
+    """What one request shows of the pull request."""
+
+    seen: frozenset[str]
+    elsewhere: frozenset[str]
+
+
+class DiligentReviewer:
+    def __init__(self, changed_paths: Sequence[str]) -> None:
+        self.changed_paths = list(changed_paths)
+
+    def read(self, request: dict[str, Any]) -> Reading:
+        messages: list[dict[str, Any]] = request.get("messages") or []
+        texts = [message_text(m) for m in messages]
+        seen = {p for p in self.changed_paths if any(_rendered(p, text) for text in texts)}
+        seen |= self._read_by_tools(messages)
+        elsewhere: set[str] = set()
+        for text in texts:
+            elsewhere |= self._named_elsewhere(text)
+        return Reading(frozenset(seen), frozenset(elsewhere - seen))
+
+    def decide(self, request: dict[str, Any]) -> Decision:
+        messages: list[dict[str, Any]] = request.get("messages") or []
+        reading = self.read(request)
+        offered = tool_names(request)
+        missing = [p for p in self.changed_paths if p not in reading.seen | reading.elsewhere]
+        last_role = messages[-1].get("role") if messages else None
+        if missing and last_role in ("user", "tool"):
+            if "list_changed_files" in offered and "list_changed_files" not in _called(messages):
+                return ToolCall("list_changed_files", {})
+            for tool in FILE_TOOLS:
+                if tool in offered:
+                    return ToolCall(tool, {"path": missing[0]})
+        return Answer(self._review(reading))
+
+    def _read_by_tools(self, messages: list[dict[str, Any]]) -> set[str]:
+        calls = _calls_by_id(messages)
+        seen: set[str] = set()
+        for message in messages:
+            if message.get("role") != "tool":
+                continue
+            text = message_text(message)
+            seen |= {p for p in self.changed_paths if _patch_result(p, text)}
+            name, path = calls.get(str(message.get("tool_call_id")), ("", ""))
+            if name in FILE_TOOLS and path in self.changed_paths and not text.startswith("Error"):
+                seen.add(path)
+        return seen
+
+    def _named_elsewhere(self, text: str) -> set[str]:
+        named = {
+            name.strip().strip("`")
+            for match in _ELSEWHERE.finditer(text)
+            for name in match.group(1).split(",")
+        }
+        for section in _FINDINGS.finditer(text):
+            named |= set(_BACKTICKED.findall(section.group(0)))
+        return named & set(self.changed_paths)
+
+    def _review(self, reading: Reading) -> str:
+        seen = [p for p in self.changed_paths if p in reading.seen]
+        if not seen:
+            others = [p for p in self.changed_paths if p in reading.elsewhere]
+            if not others:
+                return "Nothing to review: no changed file was shown."
+            return "Review of the parts:\n" + "".join(_file_note(p, "covered") for p in others)
+        return "Review:\n" + "".join(_file_note(p, "reviewed") for p in seen)
+
+
+def _file_note(path: str, verdict: str) -> str:
+    """About TOKENS_PER_FILE tokens (4 characters each) per file."""
+    line = f"- `{path}`: {verdict}, no issues found in this change; the code reads clearly"
+    return line.ljust(TOKENS_PER_FILE * 4 - 1, ".") + "\n"
+
+
+def message_text(message: dict[str, Any]) -> str:
+    """A message's text: a string, or the text parts of a list of content parts."""
+    content = message.get("content")
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        parts = [p.get("text", "") for p in content if isinstance(p, dict)]
+        return "\n".join(p for p in parts if isinstance(p, str))
+    return ""
+
+
+def tool_names(request: dict[str, Any]) -> set[str]:
+    tools: list[dict[str, Any]] = request.get("tools") or []
+    return {str((t.get("function") or {}).get("name")) for t in tools}
+
+
+def _rendered(path: str, text: str) -> bool:
+    return re.search(rf"^### \S+ {re.escape(path)}(?=$|[ (])", text, re.MULTILINE) is not None
+
+
+def _patch_result(path: str, text: str) -> bool:
+    return re.match(rf"\S+ {re.escape(path)} \(\+\d+ -\d+\)", text) is not None
+
+
+def _calls_by_id(messages: list[dict[str, Any]]) -> dict[str, tuple[str, str]]:
+    """tool_call_id → (tool name, its ``path`` argument)."""
+    found: dict[str, tuple[str, str]] = {}
+    for message in messages:
+        for call in message.get("tool_calls") or []:
+            function = call.get("function") or {}
+            try:
+                args = json.loads(function.get("arguments") or "{}")
+            except json.JSONDecodeError:
+                args = {}
+            path = args.get("path", "") if isinstance(args, dict) else ""
+            found[str(call.get("id"))] = (str(function.get("name")), str(path))
+    return found
+
+
+def _called(messages: list[dict[str, Any]]) -> set[str]:
+    return {name for name, _path in _calls_by_id(messages).values()}
