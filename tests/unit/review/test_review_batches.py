@@ -231,7 +231,7 @@ def test_every_split_of_a_real_patch_fits_and_applies_exactly(capacity: int) -> 
     rf = review_file("src/click/_unicodefun.py", REAL_PATCH)
     plan = plan_batches([rf], capacity=capacity, count=characters, max_batches=100)
     assert all(batch.tokens <= capacity for batch in plan.batches)
-    parts = [part for batch in plan.batches for part in batch.parts]
+    parts = sorted((part for batch in plan.batches for part in batch.parts), key=lambda p: p.part)
     assert [part.part for part in parts] == list(range(1, len(parts) + 1))
     assert plan.not_reviewed == ()
     # Each part may use its own context, but together they apply exactly.
@@ -273,13 +273,26 @@ def test_a_file_with_any_part_sent_counts_as_reviewed() -> None:
     )
 
 
-def test_later_parts_never_go_to_an_earlier_batch() -> None:
-    files = [added("a.py", 2), added("new.py", 17)]  # a.py leaves room in batch 1
-    plan = plan_batches(files, capacity=10, count=lines, max_batches=9)
-    batches_of_new = [i for i, batch in enumerate(plan.batches) if "new.py" in batch.paths]
-    assert batches_of_new == sorted(batches_of_new)
-    parts_of_new = [p.part for batch in plan.batches for p in batch.parts if p.path == "new.py"]
-    assert parts_of_new == sorted(parts_of_new)
+def test_the_last_part_of_a_file_fills_room_in_an_earlier_batch() -> None:
+    files = [added("a.py", 2), added("new.py", 17)]  # 4 tokens; parts of 10, 10 and 3 tokens
+    plan = plan_batches(files, capacity=10, count=lines, max_batches=3)
+    assert [[(p.path, p.part) for p in batch.parts] for batch in plan.batches] == [
+        [("a.py", 1), ("new.py", 3)],
+        [("new.py", 1)],
+        [("new.py", 2)],
+    ]
+    assert plan.not_reviewed == ()
+
+
+def test_a_no_newline_marker_stays_with_its_line_when_a_hunk_is_split() -> None:
+    marker = "\\ No newline at end of file"
+    patch = "@@ -0,0 +1,8 @@\n" + "\n".join(f"+{n}" for n in range(1, 9)) + f"\n{marker}"
+    plan = plan_batches([review_file("a.txt", patch)], capacity=10, count=lines, max_batches=3)
+    parts = [part for batch in plan.batches for part in batch.parts]
+    assert (
+        parts[-1].text == f"### modified a.txt (+8 -0) (part 2 of 2)\n@@ -0,0 +8 @@\n+8\n{marker}\n"
+    )
+    assert [part.tokens for part in parts] == [9, 4]
 
 
 @pytest.mark.parametrize(
