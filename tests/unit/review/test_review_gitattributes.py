@@ -44,6 +44,7 @@ VENDORED = "vendored (.gitattributes linguist-vendored)"
         # A folder pattern does not reach the files inside it.
         ("vendor", "vendor/lib.js", False),
         ("vendor/", "vendor/lib.js", False),
+        ("vendor/", "vendor", False),
         # Character classes, escapes, and literal dots.
         ("*.[ch]", "main.c", True),
         ("*.[ch]", "main.o", False),
@@ -79,7 +80,8 @@ def test_pattern_rules(pattern: str, path: str, expected: bool) -> None:
         ("x.py linguist-generated linguist-vendored", "x.py", GENERATED),
         ("x.py linguist-language=Python", "x.py", None),
         # Lines git ignores in attributes files: macros and negative patterns.
-        ("[attr]gen linguist-generated\n!x.py linguist-generated", "x.py", None),
+        ("[attr]gen linguist-generated", "agen", None),
+        ("!x.py linguist-generated", "!x.py", None),
         ("", "a.py", None),
     ],
 )
