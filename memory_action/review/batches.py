@@ -153,7 +153,7 @@ class _Planner:
             text = render_file(rf, context=context)
             part = FilePart(rf.file.path, text, self.count(text))
             fits_a_request = fits_a_request or part.tokens <= self.capacity
-            if self._place(part, start=0) is not None:
+            if self._place(part):
                 self.files_reviewed += 1
                 return
         if fits_a_request:
@@ -169,17 +169,14 @@ class _Planner:
             return
         missing: list[int] = []
         cuts: list[str] = []
-        batch = 0
         for number, piece in enumerate(pieces, start=1):
             suffix = _PART_SUFFIX.format(part=number, parts=len(pieces)) if len(pieces) > 1 else ""
             text = f"{header}{suffix}\n{piece.text}"
             part = FilePart(file.path, text, self.count(text), number, len(pieces), piece.cut)
-            placed = self._place(part, start=batch)
-            if placed is None:
+            if not self._place(part):
                 missing.append(number)
-            else:
-                batch = placed
-                cuts += [piece.cut] if piece.cut else []
+            elif piece.cut:
+                cuts.append(piece.cut)
         if len(missing) == len(pieces):
             self._over_budget(file.path)
             return
@@ -218,28 +215,22 @@ class _Planner:
                 packed.append(piece)
         return packed
 
-    def _place(self, part: FilePart, *, start: int) -> int | None:
-        """The batch the part went into (first fit from ``start``, else a new one), or None."""
+    def _place(self, part: FilePart) -> bool:
+        """Put the part in the first batch with room, else in a new one; False if neither can."""
         if part.tokens > self.capacity:
-            return None
-        index = next(
-            (
-                i
-                for i in range(start, len(self.used))
-                if self.used[i] + part.tokens <= self.capacity
-            ),
-            None,
-        )
+            return False
+        room = (i for i, used in enumerate(self.used) if used + part.tokens <= self.capacity)
+        index = next(room, None)
         if index is None:
             if len(self.batches) >= self.max_batches:
-                return None
+                return False
             self.batches.append([])
             self.used.append(0)
             index = len(self.batches) - 1
         self.batches[index].append(part)
         self.used[index] += part.tokens
         self.parts_placed += 1
-        return index
+        return True
 
     def _over_budget(self, path: str) -> None:
         self.over_budget = True

@@ -75,8 +75,6 @@ def _attribute_state(attribute: str) -> tuple[str, bool]:
 
 @functools.lru_cache(maxsize=512)
 def _compile(pattern: str) -> re.Pattern[str]:
-    if pattern.endswith("/"):
-        return re.compile(r"(?!)")  # names a folder: never a file
     anchored = "/" in pattern
     body = pattern.removeprefix("/")
     regex = _translate(body)
