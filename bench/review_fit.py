@@ -89,6 +89,7 @@ class PacedStub(GitHubModelsStub):
 class Engine:
     name: str
     code: Path  # the folder that holds memory_action/
+    inputs: tuple[tuple[str, str], ...] = ()  # inputs this engine needs other than the defaults
 
 
 @dataclass(frozen=True)
@@ -138,9 +139,8 @@ def _count(value: str | None) -> int | None:
 def reviewable_paths(pull: CorpusPull) -> list[str]:
     """The changed files that are not generated, by the engine's own rule when it has one."""
     try:
-        from memory_action.review.selection import skip_reason  # noqa: PLC0415
-
         from memory_action.pull_request import ChangedFile  # noqa: PLC0415
+        from memory_action.review.selection import skip_reason  # noqa: PLC0415
     except ImportError:
         return pull.paths
     kept = []
@@ -170,7 +170,8 @@ def extract_baseline(dest: Path) -> Engine | None:
         return None
     with tarfile.open(fileobj=io.BytesIO(done.stdout)) as archive:
         archive.extractall(dest, filter="data")
-    return Engine(f"baseline ({BASELINE})", dest)
+    # The baseline knows no max_memory_kb=auto: give it its own default.
+    return Engine(f"baseline ({BASELINE})", dest, (("max_memory_kb", "16"),))
 
 
 def check_imports(engine: Engine, work: Path) -> None:
@@ -213,7 +214,7 @@ def review(engine: Engine, pull: CorpusPull, work: Path, setup: Setup) -> Row:
         GitHubHttpServer(fake) as github,
         PacedStub(paths, PacedClock(setup.model_seconds)) as stub,
     ):
-        runner.inputs.update(model=MODEL, model_base_url=stub.base_url)
+        runner.inputs.update(model=MODEL, model_base_url=stub.base_url, **dict(engine.inputs))
         runner.extra_env.update(GITHUB_API_URL=github.base_url, GITHUB_SHA=pull.head_sha)
         event = pull_request_event(pull.number, head_sha=pull.head_sha, base_sha=pull.base_sha)
         action = runner.env("pull_request", event, f"refs/pull/{pull.number}/merge")

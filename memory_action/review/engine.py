@@ -41,8 +41,9 @@ from memory_action.review.selection import ReviewFile, Skipped, select_files
 from memory_action.review.tokens import TokenEstimator
 
 REVIEWED, PARTIAL, QUOTA, SKIPPED = "reviewed", "partial", "quota", "skipped"
-TOOL_ROOM = 0.12  # of the input limit, kept free in a batch for tool results and the reply turn
+TOOL_ROOM = 0.05  # of the input limit, kept free in a batch for tool results and the reply turn
 MIN_TOOL_ROOM = 400
+RECALIBRATED = 0.03  # a change of the token estimate worth packing what is left again
 EXTRA_CALLS = 2  # tool rounds a batch (or the last request) may take when calls are left
 GITATTRIBUTES = ".gitattributes"
 
@@ -84,11 +85,18 @@ class ReviewResult:
 @dataclass
 class _Progress:
     findings: list[tuple[Batch, str]] = field(default_factory=list)
-    left_out: list[Skipped] = field(default_factory=list)
+    left_out: list[Skipped] = field(default_factory=list)  # skipped, or given up on
+    overflow: list[Skipped] = field(default_factory=list)  # what the latest plan could not fit
+    done: set[str] = field(default_factory=set)  # files with a part reviewed
+    failed: set[str] = field(default_factory=set)  # files given up on
     note: str = ""
     quota: bool = False
     shrunk: bool = False
     too_large: int = 0  # batches the provider refused as too large after shrinking
+
+    @property
+    def not_reviewed(self) -> list[Skipped]:
+        return [*self.left_out, *self.overflow]
 
 
 class ReviewEngine:
@@ -155,56 +163,95 @@ class ReviewEngine:
     def _review_batches(
         self, chosen: list[ReviewFile], pr_header: str, progress: _Progress
     ) -> None:
-        plan = self._plan(chosen, pr_header)
-        progress.left_out.extend(plan.not_reviewed)
+        plan = self._plan(chosen, pr_header, first=True)
+        progress.overflow = list(plan.not_reviewed)
         pending = list(plan.batches)
-        total = len(pending)
-        index = 0
+        total, index = len(pending), 0
+        planned_at = self.estimator.factor
         while pending and not progress.quota:
+            if (
+                index
+                and _recalibrated(planned_at, self.estimator.factor)
+                and _starts_clean(pending[0], progress.done)
+            ):
+                # The provider's usage says requests hold fewer tokens than planned for: pack
+                # what is left again (only at a file boundary, so no part is shown twice).
+                pending = self._replan(chosen, pr_header, pending, progress)
+                total, planned_at = index + len(pending), self.estimator.factor
+                continue
             batch = pending.pop(0)
             index += 1
-            view = BatchView(
-                index, total, _diff(batch), _elsewhere(chosen, batch), progress.left_out
-            )
-            message = batch_message(
-                pr_header,
-                view,
-                memory=self.setup.memory,
-                budget_bytes=self.setup.memory_budget_bytes,
-                extra=self._extra,
-            )
-            calls = self._calls_for(total - index + 1, single=total == 1)
             try:
-                answer = self._converse(message, calls, tools=self.tools)
+                answer = self._batch(
+                    pr_header, batch, index=index, total=total, chosen=chosen, progress=progress
+                )
             except RequestTooLargeError as exc:
                 if progress.shrunk:
                     progress.too_large += 1
-                    progress.left_out += _unreviewed(batch, "too large for the model's input")
+                    self._give_up(progress, [batch], "too large for the model's input limit")
                     continue
                 progress.shrunk = True
                 self.estimator.at_least(exc.estimated, self.setup.profile.input_tokens)
-                files = _files_of([batch, *pending], chosen)
-                replanned = self._plan(files, pr_header)
-                progress.left_out.extend(replanned.not_reviewed)
-                pending = list(replanned.batches)
-                total = index - 1 + len(pending)
+                pending = self._replan(chosen, pr_header, [batch, *pending], progress)
                 index -= 1
+                total, planned_at = index + len(pending), self.estimator.factor
                 continue
             except DailyQuotaError as exc:
-                progress.quota = True
-                progress.note = str(exc)
-                progress.left_out += _unreviewed(batch, "the model's daily quota is used up")
-                for rest in pending:
-                    progress.left_out += _unreviewed(rest, "the model's daily quota is used up")
+                progress.quota, progress.note = True, str(exc)
+                self._give_up(progress, [batch, *pending], "the model's daily quota is used up")
                 return
             except AgentRunError as exc:
                 if not progress.findings:
                     raise
                 progress.note = f"The review stopped early: {exc}"
-                for rest in [batch, *pending]:
-                    progress.left_out += _unreviewed(rest, "the review stopped early")
+                self._give_up(progress, [batch, *pending], "the review stopped early")
                 return
             progress.findings.append((batch, answer))
+            progress.done.update(batch.paths)
+
+    def _batch(
+        self,
+        pr_header: str,
+        batch: Batch,
+        *,
+        index: int,
+        total: int,
+        chosen: list[ReviewFile],
+        progress: _Progress,
+    ) -> str:
+        view = BatchView(
+            index, total, _diff(batch), _elsewhere(chosen, batch), progress.not_reviewed
+        )
+        message = batch_message(
+            pr_header,
+            view,
+            memory=self.setup.memory,
+            budget_bytes=self.setup.memory_budget_bytes,
+            extra=self._extra,
+        )
+        calls = self._calls_for(total - index + 1, single=total == 1)
+        return self._converse(message, calls, tools=self.tools)
+
+    def _replan(
+        self,
+        chosen: list[ReviewFile],
+        pr_header: str,
+        pending: list[Batch],
+        progress: _Progress,
+    ) -> list[Batch]:
+        """Plan again what is still to review: the pending batches' files and the overflow."""
+        wanted = {path for batch in pending for path in batch.paths}
+        wanted |= {s.path for s in progress.overflow}
+        files = [f for f in chosen if f.file.path in wanted - progress.failed]
+        plan = self._plan(files, pr_header, first=False)
+        progress.overflow = list(plan.not_reviewed)
+        return list(plan.batches)
+
+    @staticmethod
+    def _give_up(progress: _Progress, batches: list[Batch], reason: str) -> None:
+        for batch in batches:
+            progress.left_out += _unreviewed(batch, reason)
+            progress.failed.update(batch.paths)
 
     def _answer(self, pr_header: str, progress: _Progress) -> str:
         if progress.quota or len(progress.findings) <= 1:
@@ -227,12 +274,13 @@ class ReviewEngine:
 
     # -- planning ----------------------------------------------------------------------------
 
-    def _plan(self, files: list[ReviewFile], pr_header: str) -> ReviewPlan:
+    def _plan(self, files: list[ReviewFile], pr_header: str, *, first: bool) -> ReviewPlan:
         capacity = self._capacity(pr_header, [f.file.path for f in files])
         calls = self._calls_left()
-        plan = plan_batches(files, capacity=capacity, count=self.estimator.count, max_batches=1)
-        if not plan.not_reviewed and len(plan.batches) <= 1:
-            return plan
+        if first:
+            plan = plan_batches(files, capacity=capacity, count=self.estimator.count, max_batches=1)
+            if not plan.not_reviewed and len(plan.batches) <= 1:
+                return plan
         # More than one batch: one call is kept for the last request that writes the review.
         return plan_batches(
             files, capacity=capacity, count=self.estimator.count, max_batches=max(1, calls - 1)
@@ -334,7 +382,7 @@ class ReviewEngine:
         reviewed = tuple(
             dict.fromkeys(path for batch, _ in progress.findings for path in batch.paths)
         )
-        left_out = tuple(progress.left_out)
+        left_out = tuple(progress.not_reviewed)
         if progress.quota:
             outcome = QUOTA
         else:
@@ -371,6 +419,11 @@ def _unreviewed(batch: Batch, reason: str) -> list[Skipped]:
     return [Skipped(path, reason) for path in batch.paths]
 
 
-def _files_of(batches: list[Batch], chosen: list[ReviewFile]) -> list[ReviewFile]:
-    wanted = {path for batch in batches for path in batch.paths}
-    return [f for f in chosen if f.file.path in wanted]
+def _recalibrated(planned_at: float, now: float) -> bool:
+    """The estimate moved enough since the plan for packing again to matter."""
+    return abs(now - planned_at) / planned_at > RECALIBRATED
+
+
+def _starts_clean(batch: Batch, done: set[str]) -> bool:
+    """The batch holds no part of a file whose other parts were already reviewed."""
+    return not done.intersection(batch.paths)
