@@ -50,7 +50,7 @@ def _report_save(the_plan: Plan, result: SaveResult) -> None:
             "job summary (and the pull request comment)."
         )
     else:
-        the_plan.log.warning(f"Memory was not saved: {result.reason}")
+        the_plan.log.warning(f"Memory was not saved: {result.reason.removeprefix('not saved: ')}")
 
 
 def _prune(the_plan: Plan, holds: frozenset[str], saved_key: str) -> None:

@@ -63,8 +63,8 @@ class MemoryStore(Protocol):
     def save(self, key: str, folder: Path) -> SaveResult:
         """Save ``folder`` under ``key`` as a new immutable entry.
 
-        An existing key is never overwritten; ``reason`` says so. (Keys are unique per run and
-        attempt, so only a repeated save of the same run can meet one.)
+        An existing key is never overwritten: the result is not saved, and ``reason`` says so.
+        (Every save's key is unique, ``scope.py``, so only a bug or a replay can meet one.)
         """
         ...
 

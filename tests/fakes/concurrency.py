@@ -81,8 +81,12 @@ def race(
     runs: int = 20,
     *,
     lossless: bool = True,
+    one_workflow_run: bool = False,
 ) -> RaceResult:
-    """Seed memory, race ``runs`` runs that each add one fact, then read what is left."""
+    """Seed memory, race ``runs`` runs that each add one fact, then read what is left.
+
+    ``one_workflow_run``: the racers are jobs of one workflow run (a matrix): the same run id
+    and attempt, and the same job id."""
     github.cache = service
     seed = ScriptedChatModel.from_script(
         tool_call("write_file", {"file_path": MEMORY, "content": HEADING}), "Seeded."
@@ -105,7 +109,8 @@ def race(
             "Added.",
         )
         model.barrier = barrier
-        codes[number] = _run(root, 100 + number, service, model, lossless=lossless)
+        run_id = 100 if one_workflow_run else 100 + number
+        codes[number] = _run(root / f"job-{number}", run_id, service, model, lossless=lossless)
 
     threads = [threading.Thread(target=one, args=(n,)) for n in range(runs)]
     with redirect_stdout(io.StringIO()), redirect_stderr(io.StringIO()):
