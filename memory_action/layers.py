@@ -143,6 +143,8 @@ def restore_layers(
         text, provenance = merged.text, merge_provenance(overlay.provenance, provenance)
         notes.append("re-applied this pull request's memory on top of the committed memory")
     restored = overlay.result if overlay is not None and overlay.key else committed.newest.result
+    results = [committed.newest.result, *([overlay.result] if overlay is not None else [])]
+    notes.extend(dict.fromkeys(result.note for result in results if result.note is not None))
     found = [*committed.secrets, *(overlay.secrets if overlay is not None else ())]
     if found:
         notes.append(f"redacted {describe(found)} found in the restored memory")

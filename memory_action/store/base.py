@@ -26,13 +26,31 @@ class RestoreKeys:
 
 @dataclass(frozen=True)
 class RestoreResult:
+    """What a restore found. Two things are told apart, because a run acts on them differently:
+
+    - ``warning``: the restore **failed** (cache trouble, a refused key, an unreadable store).
+      Memory saved before may exist and was not read, so the run must not save over it. Only a
+      miss fails.
+    - ``note``: the restore worked (a hit, or truly nothing saved yet) and there is something to
+      say, such as a corrupt entry the store skipped. The run goes on as after any restore.
+    """
+
     hit: bool
     matched_key: str | None = None
-    warning: str | None = None  # why a restore that could have hit did not (cache trouble)
+    warning: str | None = None  # why the restore failed
+    note: str | None = None  # said about a restore that worked
+
+    def __post_init__(self) -> None:
+        if self.hit and self.warning is not None:
+            raise ValueError("a restore that hit did not fail: say it in the note")
+
+    @property
+    def failed(self) -> bool:
+        return self.warning is not None
 
     @classmethod
-    def miss(cls, warning: str | None = None) -> RestoreResult:
-        return cls(hit=False, warning=warning)
+    def miss(cls, warning: str | None = None, note: str | None = None) -> RestoreResult:
+        return cls(hit=False, warning=warning, note=note)
 
 
 @dataclass(frozen=True)

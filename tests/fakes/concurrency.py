@@ -16,9 +16,6 @@ import threading
 from contextlib import redirect_stderr, redirect_stdout
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
-
-from langchain_core.messages import BaseMessage
 
 from memory_action import pipeline
 from memory_action.context import load_context, read_event
@@ -37,17 +34,6 @@ MAIN_REF = "refs/heads/main"
 
 def fact(number: int) -> str:
     return f"- Fact number {number} learned by run {number}."
-
-
-class BarrierModel(ScriptedChatModel):
-    """Waits for every racing run at its first call (all have restored by then)."""
-
-    barrier: Any = None
-
-    def _generate(self, messages: list[BaseMessage], *args: Any, **kwargs: Any) -> Any:
-        if self.barrier is not None and not self.seen:
-            self.barrier.wait(timeout=60)
-        return super()._generate(messages, *args, **kwargs)
 
 
 @dataclass(frozen=True)
@@ -97,7 +83,7 @@ def race(
     codes = [1] * runs
 
     def one(number: int) -> None:
-        model = BarrierModel.from_script(
+        model = ScriptedChatModel.from_script(
             tool_call(
                 "edit_file",
                 {
@@ -108,7 +94,7 @@ def race(
             ),
             "Added.",
         )
-        model.barrier = barrier
+        model.before_first_call = lambda: barrier.wait(timeout=60)  # every run has restored
         run_id = 100 if one_workflow_run else 100 + number
         codes[number] = _run(root / f"job-{number}", run_id, service, model, lossless=lossless)
 

@@ -64,6 +64,10 @@ class ScriptedChatModel(GenericFakeChatModel):
     bound_tools: list[str] = Field(default_factory=list)
     """Names of the tools of the last ``bind_tools`` call."""
 
+    before_first_call: Any = None
+    """Called once, at the first model call (the run has restored by then): something else
+    happening while the agent runs, such as another run saving."""
+
     @classmethod
     def from_script(cls, *steps: AIMessage | str) -> ScriptedChatModel:
         return cls(messages=iter(steps))
@@ -94,6 +98,8 @@ class ScriptedChatModel(GenericFakeChatModel):
         run_manager: CallbackManagerForLLMRun | None = None,
         **kwargs: Any,
     ) -> ChatResult:
+        if self.before_first_call is not None and not self.seen:
+            self.before_first_call()
         self.seen.append(list(messages))
         try:
             return super()._generate(messages, stop=stop, run_manager=run_manager, **kwargs)
