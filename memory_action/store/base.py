@@ -96,8 +96,9 @@ class ListedEntry:
 class EntryLister(Protocol):
     """Lists a layer's entries, so a restore can find heads that raced and merge them."""
 
-    def list_entries(self, prefix: str) -> list[ListedEntry]:
-        """Entries whose key starts with ``prefix``, newest first ([] when not allowed)."""
+    def list_entries(self, prefix: str) -> list[ListedEntry] | None:
+        """Every entry whose key starts with ``prefix``, newest first; None when this run may
+        not list them (the token lacks ``actions: read``)."""
         ...
 
 

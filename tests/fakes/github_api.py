@@ -63,6 +63,7 @@ class FakeGitHub:
     # comment id → logins that edited it (besides the bot's own writes)
     edits: dict[int, list[str]] = field(default_factory=dict)
     cache: CacheRest | None = None  # answers the cache REST API; None: 403 (no permission)
+    cache_read_only: bool = False  # `actions: read` without `write`: deletes get 403
 
     def merge(self, number: int, sha: str) -> None:
         self.pulls[number].merged_in = sha
@@ -225,13 +226,13 @@ class FakeGitHub:
         if self.cache is None:
             return 403, {}, json.dumps({"message": "Resource not accessible by integration"})
         query = parse_qs(urlsplit(str(request.url)).query)
-        if int(query.get("page", ["1"])[0]) > 1:
-            return _json({"total_count": 0, "actions_caches": []})
+        page, per_page = int(query.get("page", ["1"])[0]), int(query.get("per_page", ["30"])[0])
         entries = self.cache.rest_list(query.get("key", [""])[0], query.get("ref", [""])[0])
-        return _json({"total_count": len(entries), "actions_caches": entries})
+        shown = entries[(page - 1) * per_page : page * per_page]
+        return _json({"total_count": len(entries), "actions_caches": shown})
 
     def _delete_cache(self, _request: requests.PreparedRequest, entry_id: str) -> Reply:
-        if self.cache is None:
+        if self.cache is None or self.cache_read_only:
             return 403, {}, json.dumps({"message": "Resource not accessible by integration"})
         return (204, {}, "") if self.cache.rest_delete(int(entry_id)) else (404, {}, "{}")
 

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from memory_action.layers import NOT_LISTED_NOTE
 from tests.fakes.cache_harness import default_tuning, fast_tuning
 from tests.fakes.cache_service import CREATE, FakeCacheService
 from tests.fakes.concurrency import MAIN_REF, race
@@ -48,6 +49,30 @@ def test_jobs_of_one_workflow_run_never_save_under_one_key(
     assert (
         len(created) == len(set(created)) == 4 + 2
     )  # and the seed, and the reader saving the four merged
+
+
+def test_with_actions_read_only_forty_racing_runs_keep_all_forty_facts(
+    tmp_path: Path, service: FakeCacheService, github: FakeGitHub
+) -> None:
+    """Nothing is deleted (no ``actions: write``), so every entry is listed: more than one
+    restore used to look at (32), and most of them held by a newer one, never downloaded."""
+    result = race(tmp_path, service, github, runs=40, actions="read")
+
+    assert result.exit_codes == [0] * 40
+    assert result.facts_kept == 40, result.final_prompt
+    assert result.entries_left == 40 + 2  # the seed and the reader's save too
+    assert result.reader_downloads < result.entries_left
+
+
+def test_without_actions_read_runs_that_race_are_told_they_can_lose_memory(
+    tmp_path: Path, service: FakeCacheService, github: FakeGitHub
+) -> None:
+    result = race(tmp_path, service, github, runs=8, actions="none")
+
+    assert result.exit_codes == [0] * 8
+    assert result.reader_log.count(NOT_LISTED_NOTE) == 1, result.reader_log
+    assert result.reader_summary.count(NOT_LISTED_NOTE) == 1, result.reader_summary
+    assert "::warning" not in result.reader_log
 
 
 def test_newest_entry_wins_loses_facts_under_the_same_race(
