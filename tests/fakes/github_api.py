@@ -91,6 +91,7 @@ class FakeGitHub:
                 ("GET", r"/issues/(\d+)/comments", self._list_comments),
                 ("POST", r"/issues/(\d+)/comments", self._create_comment),
                 ("PATCH", r"/issues/comments/(\d+)", self._edit_comment),
+                ("DELETE", r"/issues/comments/(\d+)", self._delete_comment),
                 ("GET", r"/issues/comments/(\d+)", self._get_comment),
                 ("GET", r"/commits/([0-9a-f]+)/pulls", self._commit_pulls),
                 ("GET", r"/collaborators/([^/?]+)/permission", self._permission),
@@ -183,6 +184,16 @@ class FakeGitHub:
                 if comment["id"] == int(comment_id):
                     comment["body"] = json.loads(request.body or "{}")["body"]
                     return _json(comment)
+        return 404, {}, json.dumps({"message": "Not Found"})
+
+    def _delete_comment(self, _request: requests.PreparedRequest, comment_id: str) -> Reply:
+        if self.read_only:
+            return 403, {}, json.dumps({"message": "Resource not accessible by integration"})
+        for number, comments in self.comments.items():
+            kept = [comment for comment in comments if comment["id"] != int(comment_id)]
+            if len(kept) < len(comments):
+                self.comments[number] = kept
+                return 204, {}, ""
         return 404, {}, json.dumps({"message": "Not Found"})
 
     def _get_comment(self, _request: requests.PreparedRequest, comment_id: str) -> Reply:
