@@ -269,7 +269,7 @@ class ActionsCacheStore:
                 "failed attempt to reserve it; the next run saves under a new key"
             )
         else:
-            reason = f"not saved: an entry with this key exists ({key!r})"
+            reason = f"an entry with this key exists ({key!r}); nothing was saved over it"
         return SaveResult(saved=False, key=key, reason=reason)
 
     # -- helpers ------------------------------------------------------------------------------

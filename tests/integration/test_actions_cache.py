@@ -213,7 +213,7 @@ def test_keys_are_immutable_and_an_existing_key_is_not_saved(cache: CacheHarness
 
     assert not result.saved
     assert not result.write_denied
-    assert result.reason == "not saved: an entry with this key exists ('mem-1')"
+    assert result.reason == "an entry with this key exists ('mem-1'); nothing was saved over it"
     assert len(cache.service.requests_to(CREATE)) == 2  # the 409 was not retried
     assert len(cache.service.visible()) == 1
     cache.clear_memory()

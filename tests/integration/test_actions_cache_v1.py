@@ -103,7 +103,7 @@ def test_v1_existing_key_is_not_saved(cache: CacheHarness) -> None:
     assert store.save("mem-1", cache.folder).saved
     again = store.save("mem-1", cache.folder)
     assert not again.saved
-    assert again.reason.startswith("not saved: an entry with this key exists")
+    assert again.reason.startswith("an entry with this key exists")
 
 
 def test_v1_does_not_retry_a_500(cache: CacheHarness) -> None:
