@@ -1,9 +1,11 @@
-"""How many facts survive when 20 trusted runs race to save repository memory.
+"""How many facts survive when trusted runs race to save repository memory, for each permission
+the workflow's token may have on the cache REST API (``actions: write``, ``read``, none).
 
 Run: ``python bench/concurrency.py [--runs N]``. Each run is the real pipeline against one local
 fake Actions cache service (127.0.0.1); a barrier makes every run restore the same memory before
-any saves. Printed: facts kept with memory-agent's merging, and with newest-entry-wins (what a
-client that restores only the newest entry keeps), measured in the same process.
+any saves. Printed, per permission: facts kept with memory-agent's merging, and with
+newest-entry-wins (what a client that restores only the newest entry keeps), measured in the same
+process; entries left in the cache; the downloads of the run that reads what they left; seconds.
 """
 
 from __future__ import annotations
@@ -18,11 +20,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from tests.fakes.cache_harness import default_tuning, fast_tuning
 from tests.fakes.cache_service import FakeCacheService
-from tests.fakes.concurrency import MAIN_REF, race
+from tests.fakes.concurrency import MAIN_REF, PERMISSIONS, RaceResult, race
 from tests.fakes.github_api import FakeGitHub
 
 
-def measure(runs: int, *, lossless: bool) -> tuple[int, int, float]:
+def measure(runs: int, *, lossless: bool, actions: str) -> tuple[RaceResult, float]:
     started = time.monotonic()
     github = FakeGitHub()
     with (
@@ -31,19 +33,23 @@ def measure(runs: int, *, lossless: bool) -> tuple[int, int, float]:
         default_tuning(fast_tuning([])),
         github.serve(),
     ):
-        result = race(Path(root), service, github, runs=runs, lossless=lossless)
-    return result.facts_kept, result.entries_left, time.monotonic() - started
+        result = race(Path(root), service, github, runs=runs, lossless=lossless, actions=actions)
+    return result, time.monotonic() - started
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--runs", type=int, default=20)
+    parser.add_argument("--runs", type=int, default=40)
     runs = parser.parse_args().runs
     print(f"{runs} trusted runs racing to add one fact each to repository memory")
-    print(f"{'mode':<28}{'facts kept':>12}{'entries left':>14}{'seconds':>10}")
-    for label, lossless in (("memory-agent (merging)", True), ("newest entry wins", False)):
-        kept, left, seconds = measure(runs, lossless=lossless)
-        print(f"{label:<28}{f'{kept}/{runs}':>12}{left:>14}{seconds:>10.1f}")
+    header = f"{'actions:':<10}{'mode':<26}{'facts kept':>12}{'entries left':>14}"
+    print(f"{header}{'reader downloads':>18}{'seconds':>10}")
+    for actions in PERMISSIONS:
+        for label, lossless in (("memory-agent (merging)", True), ("newest entry wins", False)):
+            result, seconds = measure(runs, lossless=lossless, actions=actions)
+            kept = f"{result.facts_kept}/{runs}"
+            row = f"{actions:<10}{label:<26}{kept:>12}{result.entries_left:>14}"
+            print(f"{row}{result.reader_downloads:>18}{seconds:>10.1f}")
     return 0
 
 

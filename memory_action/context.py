@@ -64,6 +64,7 @@ class RunContext:
     may_write: bool
     write_note: str  # why this run may not write ("" when it may)
     commits: tuple[str, ...] = ()  # a push's commits, head first (to find merged PRs)
+    job: str = ""  # GITHUB_JOB: the job's id in the workflow (matrix legs share it)
 
     @property
     def branch(self) -> str | None:
@@ -247,6 +248,7 @@ def load_context(env: Mapping[str, str], payload: Mapping[str, Any]) -> RunConte
         may_write=may_write,
         write_note=note,
         commits=_pushed_commits(event, payload, env.get("GITHUB_SHA", "")),
+        job=env.get("GITHUB_JOB", ""),
     )
 
 

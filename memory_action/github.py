@@ -44,6 +44,7 @@ from memory_action.pull_request import (
     PullRequestInfo,
     PullRequestReader,
 )
+from memory_action.sticky import fold_duplicates
 
 DEFAULT_API_URL = "https://api.github.com"
 MAX_FILE_BYTES = 2 * 1024 * 1024  # larger files are no use to a reviewing model
@@ -107,32 +108,58 @@ class GitHubClient:
     # --- PullRequestCommenter -------------------------------------------------------------------
 
     def find_sticky_comment(self, pr_number: int, marker: str) -> str | None:
-        comment = self._find_comment(pr_number, marker)
-        return comment.body if comment is not None else None
+        """The sticky comment's body, with the ticks of any duplicate folded in (``sticky``)."""
+        comments = self._our_comments(pr_number, marker)
+        if not comments:
+            return None
+        oldest, *newer = comments
+        return fold_duplicates(oldest.body, [comment.body for comment in newer], marker)
 
     def upsert_sticky_comment(self, pr_number: int, marker: str, body: str) -> PostedComment:
+        """Edit the oldest comment of ours (or create one); duplicates are folded in, deleted."""
         if marker not in body:
             raise ValueError("the comment body must contain the marker, or no run can find it")
         # A token that may not even list the comments may not write one either.
-        existing = self._find_comment(pr_number, marker, write=True)
-        if existing is None:
+        comments = self._our_comments(pr_number, marker, write=True)
+        if not comments:
             with self.api(f"creating a comment on #{pr_number}", write=True):
                 created = self.repository.get_issue(pr_number).create_comment(body)
                 return PostedComment(url=created.html_url, created=True)
-        if existing.body != body:  # an unchanged review is not edited again
-            with self.api(f"updating comment {existing.id} on #{pr_number}", write=True):
-                existing.edit(body)
-        return PostedComment(url=existing.html_url, created=False)
+        oldest, *newer = comments
+        body = fold_duplicates(body, [comment.body for comment in newer], marker)
+        if oldest.body != body:  # an unchanged review is not edited again
+            with self.api(f"updating comment {oldest.id} on #{pr_number}", write=True):
+                oldest.edit(body)
+        for duplicate in newer:
+            self._delete_duplicate(pr_number, duplicate)
+        return PostedComment(url=oldest.html_url, created=False)
+
+    def _delete_duplicate(self, pr_number: int, comment: IssueComment) -> None:
+        """Delete a newer comment of ours; one another run deleted first is no error."""
+        with self.api(f"deleting duplicate comment {comment.id} on #{pr_number}", write=True):
+            try:
+                comment.delete()
+            except GithubException as exc:
+                if exc.status != 404:  # 404: another run converged first
+                    raise
 
     def _find_comment(
         self, pr_number: int, marker: str, *, write: bool = False
     ) -> IssueComment | None:
-        """The oldest comment of ours that holds ``marker`` (issue comments, every page)."""
+        """The oldest comment of ours that holds ``marker``."""
+        comments = self._our_comments(pr_number, marker, write=write)
+        return comments[0] if comments else None
+
+    def _our_comments(
+        self, pr_number: int, marker: str, *, write: bool = False
+    ) -> list[IssueComment]:
+        """Our comments that hold ``marker``, oldest first (issue comments, every page)."""
         with self.api(f"listing comments of #{pr_number}", write=write):
-            for comment in self.repository.get_issue(pr_number).get_comments():
-                if marker in (comment.body or "") and self._is_ours(comment.user):
-                    return comment
-        return None
+            return [
+                comment
+                for comment in self.repository.get_issue(pr_number).get_comments()
+                if marker in (comment.body or "") and self._is_ours(comment.user)
+            ]
 
     def _is_ours(self, author: NamedUser | Organization | None) -> bool:
         if author is None:  # a deleted account

@@ -143,10 +143,18 @@ def restore_layers(
         text, provenance = merged.text, merge_provenance(overlay.provenance, provenance)
         notes.append("re-applied this pull request's memory on top of the committed memory")
     restored = overlay.result if overlay is not None and overlay.key else committed.newest.result
+    results = [committed.newest.result, *([overlay.result] if overlay is not None else [])]
+    notes.extend(dict.fromkeys(result.note for result in results if result.note is not None))
     found = [*committed.secrets, *(overlay.secrets if overlay is not None else ())]
     if found:
         notes.append(f"redacted {describe(found)} found in the restored memory")
     return StartingMemory(restored, committed, overlay, text, provenance, tuple(notes))
+
+
+NOT_LISTED_NOTE = (
+    "this run's token may not list the memory entries in the cache, so entries saved by runs "
+    "that raced are not merged: runs that race can lose memory: grant `actions: read`"
+)
 
 
 def restore_committed(layers: LayerStore, scope: MemoryScope) -> Committed:
@@ -158,10 +166,11 @@ def restore_committed(layers: LayerStore, scope: MemoryScope) -> Committed:
     )
     if newest.key is None:
         return Committed(newest, "", frozenset(), Provenance({}))
-    heads = _heads(layers, scope, newest)
+    heads, not_listed = _heads(layers, scope, newest)
     if len(heads) <= 1:
+        notes = (NOT_LISTED_NOTE,) if not_listed else ()
         return Committed(
-            newest, newest.text, newest.holds(), newest.provenance, secrets=newest.secrets
+            newest, newest.text, newest.holds(), newest.provenance, notes, newest.secrets
         )
     merged = merge_heads([Head(h.text, _base_of(h), h.key or "", created) for h, created in heads])
     provenance = newest.provenance
@@ -178,26 +187,37 @@ def _base_of(entry: Fetched) -> str:
     return entry.state.base if entry.state is not None else ""
 
 
-def _heads(layers: LayerStore, scope: MemoryScope, newest: Fetched) -> list[tuple[Fetched, float]]:
-    """Entries of the committed prefix that no other entry holds (the newest always counts)."""
+def _heads(
+    layers: LayerStore, scope: MemoryScope, newest: Fetched
+) -> tuple[list[tuple[Fetched, float]], bool]:
+    """Entries of the committed prefix that no other entry holds (the newest always counts),
+    and whether the listing was refused.
+
+    Every listed entry is considered, newest first; one that an entry already read holds is
+    skipped before it is downloaded (its content is in that entry).
+    """
     if layers.lister is None or not layers.lossless or not scope.committed_prefix:
-        return [(newest, 0.0)]
+        return [(newest, 0.0)], False
     listed = layers.lister(scope.committed_ref).list_entries(scope.committed_prefix)
+    if listed is None:
+        return [(newest, 0.0)], True
     if newest.key not in {entry.key for entry in listed}:  # a listing that lags behind
         listed = [ListedEntry(newest.key or "", math.inf), *listed]
-    if len(listed) <= 1:
-        return [(newest, 0.0)]
     entries: list[tuple[Fetched, float]] = []
-    for number, entry in enumerate(listed):
-        if entry.key == newest.key:
-            entries.append((newest, entry.created))
+    held: frozenset[str] = frozenset()
+    for number, entry in enumerate(sorted(listed, key=lambda e: e.created, reverse=True)):
+        if entry.key in held:
             continue
-        folder = layers.scratch / f"head-{number}"
-        fetched = fetch(layers.store, RestoreKeys(entry.key), folder, layers.masked)
-        if fetched.key == entry.key:
-            entries.append((fetched, entry.created))
-    held = frozenset().union(*(f.holds() - {f.key} for f, _ in entries))
-    return [(f, created) for f, created in entries if f.key not in held]
+        if entry.key == newest.key:
+            fetched = newest
+        else:
+            folder = layers.scratch / f"head-{number}"
+            fetched = fetch(layers.store, RestoreKeys(entry.key), folder, layers.masked)
+            if fetched.key != entry.key:
+                continue  # gone since the listing (evicted, or deleted by another run)
+        entries.append((fetched, entry.created))
+        held |= fetched.holds() - {fetched.key}
+    return [(f, created) for f, created in entries if f.key not in held], False
 
 
 def prepare_save(

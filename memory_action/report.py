@@ -130,6 +130,12 @@ def comment_marker(agent_name: str) -> str:
     return f"{MARKER_PREFIX}sticky agent={agent_name} -->"
 
 
+def marker_agent(marker: str) -> str | None:
+    """The agent name ``comment_marker`` wrote into ``marker``; None for anything else."""
+    name = marker.removeprefix(f"{MARKER_PREFIX}sticky agent=").removesuffix(" -->")
+    return name if AGENT_NAME.fullmatch(name) and comment_marker(name) == marker else None
+
+
 # --- the comment --------------------------------------------------------------------------------
 
 

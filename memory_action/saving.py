@@ -61,7 +61,7 @@ def _report_save(the_plan: Plan, result: SaveResult) -> None:
             "job summary (and the pull request comment)."
         )
     else:
-        the_plan.log.warning(f"Memory was not saved: {result.reason}")
+        the_plan.log.warning(f"Memory was not saved: {result.reason.removeprefix('not saved: ')}")
 
 
 def _prune(the_plan: Plan, holds: frozenset[str], saved_key: str) -> None:
@@ -84,7 +84,7 @@ def _why_not_save(the_plan: Plan, start: StartingMemory, *, changed: bool) -> st
         return "enable_memory is false"
     if not changed:
         return "the agent did not change it"
-    if start.restored.warning or start.committed.newest.result.warning:
+    if start.restored.failed or start.committed.newest.result.failed:
         return "memory could not be restored, and saving now would hide the memory saved before"
     if not scope.may_write or scope.save_key is None:
         return scope.write_note or "this run may not write memory"

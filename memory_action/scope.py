@@ -4,11 +4,17 @@ this run may write. A pure function with a table of tests; see the design's scop
 Key layout (``/`` separates parts; user-given parts are percent-encoded so they cannot contain
 ``/`` or ``,``, and every prefix ends in ``/`` so ``pr-1/`` never matches ``pr-10/``)::
 
-    memory-agent/v1/<agent>/repo/committed/<run_id>-<attempt>
-    memory-agent/v1/<agent>/repo/pr-<N>/<run_id>-<attempt>              a PR's overlay
-    memory-agent/v1/<agent>/branch/<branch>/committed/<run_id>-<attempt>
-    memory-agent/v1/<agent>/branch/<branch>/pr-<N>/<run_id>-<attempt>
-    memory-agent/v1/<agent>/pr/<N>/committed/<run_id>-<attempt>
+    memory-agent/v1/<agent>/repo/committed/<save>
+    memory-agent/v1/<agent>/repo/pr-<N>/<save>              a PR's overlay
+    memory-agent/v1/<agent>/branch/<branch>/committed/<save>
+    memory-agent/v1/<agent>/branch/<branch>/pr-<N>/<save>
+    memory-agent/v1/<agent>/pr/<N>/committed/<save>
+
+    <save> = <run_id>-<attempt>-<job>-<nonce>
+
+Every save's key is unique: the job (``GITHUB_JOB``) tells apart two jobs of one run, and the
+random nonce two legs of one matrix job (they share the job's id). The cache refuses a second
+save under an existing key, so a shared key would lose the second job's memory.
 
 The ``v1`` is the key format's version: a format change never reads old entries by accident.
 Restore never falls back across agents or scopes: every restore key starts with the agent's and
@@ -19,6 +25,7 @@ from __future__ import annotations
 
 import enum
 import hashlib
+import secrets
 from dataclasses import dataclass
 from urllib.parse import quote
 
@@ -31,6 +38,7 @@ MAX_KEY_LENGTH = 512
 MAX_RESTORE_KEYS = 10
 MAX_ENCODED_PART = 120
 MAX_ENCODED_HEAD = 40  # the readable head kept before the hash of a part too long to keep
+NONCE_BYTES = 4  # 8 hex digits: matrix legs of one job never meet (1 in 4 billion per pair)
 
 
 class Layer(enum.StrEnum):
@@ -87,8 +95,15 @@ def _base(settings: Settings) -> str:
     return f"{KEY_FORMAT}/{settings.agent_name.lower()}"
 
 
-def _run_suffix(context: RunContext) -> str:
-    return f"{context.run_id}-{context.run_attempt}"
+def new_nonce() -> str:
+    """The random part of a save key."""
+    return secrets.token_hex(NONCE_BYTES)
+
+
+def _save_suffix(context: RunContext, nonce: str) -> str:
+    """The last part of a save key: unique per run, attempt, job and save (see the layout)."""
+    job = encode_part(context.job) if context.job else "job"
+    return f"{context.run_id}-{context.run_attempt}-{job}-{nonce}"
 
 
 def _scope_target(
@@ -120,7 +135,8 @@ def _scope_target(
     return f"{prefix}committed/", overlay, f"memory of branch {branch}", ""
 
 
-def compute_scope(settings: Settings, context: RunContext) -> MemoryScope:
+def compute_scope(settings: Settings, context: RunContext, nonce: str | None = None) -> MemoryScope:
+    """``nonce``: the random part of the save key (tests fix it; by default a new one)."""
     committed, overlay, description, scope_reason = _scope_target(settings, context)
     prefixes = tuple(p for p in (overlay, committed) if p)
     restore = RestoreKeys(prefixes[0], prefixes[1:]) if prefixes else None
@@ -132,7 +148,8 @@ def compute_scope(settings: Settings, context: RunContext) -> MemoryScope:
     elif target is None:
         note = note or "this scope has no memory for this event"
     may_write = not note and target is not None
-    save_key = f"{target}{_run_suffix(context)}" if may_write and target else None
+    suffix = _save_suffix(context, nonce if nonce is not None else new_nonce())
+    save_key = f"{target}{suffix}" if may_write and target else None
     _check_keys(restore, save_key)
     return MemoryScope(
         kind=settings.memory_scope,

@@ -288,6 +288,18 @@ def task_states(body: str) -> dict[str, bool]:
     return states
 
 
+def with_task_states(body: str, states: Mapping[str, bool]) -> str:
+    """``body`` with the box of every task-list line of an item in ``states`` set as it says."""
+    lines = body.split("\n")
+    for number, line in enumerate(lines):
+        match = _TASK.match(line)
+        if match and match.group(2) in states:
+            box = match.start(1)
+            mark = "x" if states[match.group(2)] else " "
+            lines[number] = f"{line[:box]}{mark}{line[box + 1 :]}"
+    return "\n".join(lines)
+
+
 def checked_items(body: str, proposal: Proposal) -> list[ProposalItem]:
     """The items of ``proposal`` whose line in ``body`` is ticked; a missing line is unticked."""
     states = task_states(body)

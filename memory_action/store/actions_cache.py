@@ -217,7 +217,7 @@ class ActionsCacheStore:
     # -- save ---------------------------------------------------------------------------------
 
     def save(self, key: str, folder: Path) -> SaveResult:
-        """Save ``folder`` as a new immutable entry; an existing key counts as saved."""
+        """Save ``folder`` as a new immutable entry; an existing key is not saved over."""
         self._check_folder(folder)
         refused = self._refuse_save(key)
         if refused is not None:
@@ -261,16 +261,16 @@ class ActionsCacheStore:
         return size
 
     def _already_exists(self, key: str, exc: AlreadyExistsError) -> SaveResult:
+        """A 409: this save did not happen (entries are immutable), whoever made the entry."""
         if exc.after_retry:
             # An earlier attempt may have reserved it and then timed out: nothing was uploaded.
             reason = (
                 f"memory was not saved: the {self.name} reports key {key!r} as existing after a "
                 "failed attempt to reserve it; the next run saves under a new key"
             )
-            return SaveResult(saved=False, key=key, reason=reason)
-        return SaveResult(
-            saved=True, key=key, reason=f"already exists: entry {key!r} was saved before"
-        )
+        else:
+            reason = f"an entry with this key exists ({key!r}); nothing was saved over it"
+        return SaveResult(saved=False, key=key, reason=reason)
 
     # -- helpers ------------------------------------------------------------------------------
 

@@ -26,13 +26,31 @@ class RestoreKeys:
 
 @dataclass(frozen=True)
 class RestoreResult:
+    """What a restore found. Two things are told apart, because a run acts on them differently:
+
+    - ``warning``: the restore **failed** (cache trouble, a refused key, an unreadable store).
+      Memory saved before may exist and was not read, so the run must not save over it. Only a
+      miss fails.
+    - ``note``: the restore worked (a hit, or truly nothing saved yet) and there is something to
+      say, such as a corrupt entry the store skipped. The run goes on as after any restore.
+    """
+
     hit: bool
     matched_key: str | None = None
-    warning: str | None = None  # why a restore that could have hit did not (cache trouble)
+    warning: str | None = None  # why the restore failed
+    note: str | None = None  # said about a restore that worked
+
+    def __post_init__(self) -> None:
+        if self.hit and self.warning is not None:
+            raise ValueError("a restore that hit did not fail: say it in the note")
+
+    @property
+    def failed(self) -> bool:
+        return self.warning is not None
 
     @classmethod
-    def miss(cls, warning: str | None = None) -> RestoreResult:
-        return cls(hit=False, warning=warning)
+    def miss(cls, warning: str | None = None, note: str | None = None) -> RestoreResult:
+        return cls(hit=False, warning=warning, note=note)
 
 
 @dataclass(frozen=True)
@@ -63,8 +81,8 @@ class MemoryStore(Protocol):
     def save(self, key: str, folder: Path) -> SaveResult:
         """Save ``folder`` under ``key`` as a new immutable entry.
 
-        An existing key is never overwritten; ``reason`` says so. (Keys are unique per run and
-        attempt, so only a repeated save of the same run can meet one.)
+        An existing key is never overwritten: the result is not saved, and ``reason`` says so.
+        (Every save's key is unique, ``scope.py``, so only a bug or a replay can meet one.)
         """
         ...
 
@@ -78,8 +96,9 @@ class ListedEntry:
 class EntryLister(Protocol):
     """Lists a layer's entries, so a restore can find heads that raced and merge them."""
 
-    def list_entries(self, prefix: str) -> list[ListedEntry]:
-        """Entries whose key starts with ``prefix``, newest first ([] when not allowed)."""
+    def list_entries(self, prefix: str) -> list[ListedEntry] | None:
+        """Every entry whose key starts with ``prefix``, newest first; None when this run may
+        not list them (the token lacks ``actions: read``)."""
         ...
 
 

@@ -76,13 +76,21 @@ class CacheAdmin:
         )
         return cls(client.requester, repository, workflow)
 
-    def list_entries(self, key_prefix: str, ref: str) -> list[CacheEntryInfo]:
-        """Entries whose key starts with ``key_prefix`` in ``ref``, newest first; [] if refused."""
+    def list_entries(self, key_prefix: str, ref: str) -> list[CacheEntryInfo] | None:
+        """Entries whose key starts with ``key_prefix`` in ``ref``, newest first, every page.
+
+        None when the token may not list them (HTTP 403 or 404: no ``actions: read``); after
+        other trouble, the entries of the pages read so far.
+        """
         entries: list[CacheEntryInfo] = []
         for page in range(1, MAX_PAGES + 1):
-            items = self._page(key_prefix, ref, page)
-            if items is None:
-                return []
+            try:
+                items = self._page(key_prefix, ref, page)
+            except (GithubException, requests.RequestException) as exc:
+                self._skip("listing cache entries", exc)
+                if isinstance(exc, GithubException) and exc.status in QUIET_STATUSES:
+                    return None
+                break
             parsed = (parse_entry(item) for item in items if isinstance(item, dict))
             entries += [e for e in parsed if e and e.key.startswith(key_prefix) and e.ref == ref]
             if len(items) < PER_PAGE:
@@ -90,7 +98,7 @@ class CacheAdmin:
         entries.sort(key=lambda entry: entry.created_at, reverse=True)
         return entries
 
-    def _page(self, key_prefix: str, ref: str, page: int) -> list[Any] | None:
+    def _page(self, key_prefix: str, ref: str, page: int) -> list[Any]:
         parameters = {
             "key": key_prefix,
             "ref": ref,
@@ -99,13 +107,9 @@ class CacheAdmin:
             "per_page": PER_PAGE,
             "page": page,
         }
-        try:
-            _, data = self._requester.requestJsonAndCheck(
-                "GET", self._path, parameters=parameters, headers=dict(HEADERS)
-            )
-        except (GithubException, requests.RequestException) as exc:
-            self._skip("listing cache entries", exc)
-            return None
+        _, data = self._requester.requestJsonAndCheck(
+            "GET", self._path, parameters=parameters, headers=dict(HEADERS)
+        )
         items = data.get("actions_caches") if isinstance(data, dict) else None
         return items if isinstance(items, list) else []
 
@@ -115,7 +119,7 @@ class CacheAdmin:
         """Delete the entries of ``prefix`` in ``ref`` whose key is in ``keys`` (not
         ``keep_key``; only ``version`` when given). Refused (403): stop quietly."""
         deleted = 0
-        for entry in self.list_entries(prefix, ref):
+        for entry in self.list_entries(prefix, ref) or []:
             if entry.key not in keys or entry.key == keep_key:
                 continue
             if version is not None and entry.version != version:

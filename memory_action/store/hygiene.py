@@ -3,8 +3,9 @@
 Every save is a new immutable entry, so without pruning each run would leave one more entry in
 the repository's 10 GB cache budget. Only the entries whose content the new save holds (the
 heads this run merged) are deleted: an entry another run saved after this one restored is kept,
-so concurrent runs never lose each other's memory. Listing needs ``actions: read``, deleting
-``actions: write``; without them both are skipped quietly.
+so concurrent runs never lose each other's memory. Listing needs ``actions: read`` (without it
+``list_entries`` says so with None, and the restore tells the user), deleting ``actions: write``
+(without it old entries are left to GitHub's eviction, quietly).
 """
 
 from __future__ import annotations
@@ -15,8 +16,6 @@ from memory_action.store.base import ListedEntry
 from memory_action.store.cache_admin import CacheAdmin
 from memory_action.store.local import LocalDirectoryStore
 
-MAX_LISTED = 32  # the newest entries considered when looking for heads that raced
-
 
 @dataclass(frozen=True)
 class LocalLayerAdmin:
@@ -25,8 +24,7 @@ class LocalLayerAdmin:
     store: LocalDirectoryStore
 
     def list_entries(self, prefix: str) -> list[ListedEntry]:
-        entries = self.store.entries(prefix)[:MAX_LISTED]
-        return [ListedEntry(e.key, e.created.timestamp()) for e in entries]
+        return [ListedEntry(e.key, e.created.timestamp()) for e in self.store.entries(prefix)]
 
     def prune(self, *, prefix: str, superseded: frozenset[str], saved_key: str) -> int:
         del prefix, superseded, saved_key
@@ -39,11 +37,12 @@ class CacheLayerAdmin:
     ref: str  # the ref whose scope holds the entries (where this layer's saves land)
     version: str  # only entries of our archive version
 
-    def list_entries(self, prefix: str) -> list[ListedEntry]:
-        entries = [
-            e for e in self.admin.list_entries(prefix, self.ref) if e.version == self.version
-        ]
-        return [ListedEntry(e.key, e.created_at.timestamp()) for e in entries[:MAX_LISTED]]
+    def list_entries(self, prefix: str) -> list[ListedEntry] | None:
+        listed = self.admin.list_entries(prefix, self.ref)
+        if listed is None:
+            return None
+        ours = (e for e in listed if e.version == self.version)
+        return [ListedEntry(e.key, e.created_at.timestamp()) for e in ours]
 
     def prune(self, *, prefix: str, superseded: frozenset[str], saved_key: str) -> int:
         if not superseded:

@@ -115,16 +115,16 @@ class LocalDirectoryStore:
         problem = _keys_problem(keys.all())
         if problem is not None:
             return self._miss(folder, [f"not restoring from the {self.name}: {problem}"])
-        warnings: list[str] = []
+        notes: list[str] = []  # corrupt entries skipped: they can never be restored anyway
         try:
-            entries, warnings = self._scan()
+            entries, notes = self._scan()
             match = _match(keys.all(), entries)
             if match is None:
-                return self._miss(folder, warnings)
+                return self._miss(folder, [], notes)
             _restore_entry(match, _absolute(folder))
         except (_CorruptEntry, _NotRegular, OSError) as error:
-            return self._miss(folder, [*warnings, f"restore from the {self.name} failed: {error}"])
-        return RestoreResult(hit=True, matched_key=match.key, warning=_joined(warnings))
+            return self._miss(folder, [f"restore from the {self.name} failed: {error}"], notes)
+        return RestoreResult(hit=True, matched_key=match.key, note=_joined(notes))
 
     def save(self, key: str, folder: Path) -> SaveResult:
         problem = _key_problem(key)
@@ -167,15 +167,16 @@ class LocalDirectoryStore:
     def _entry_dir(self, key: str) -> Path:
         return self.root / _entry_name(key)
 
-    def _miss(self, folder: Path, warnings: list[str]) -> RestoreResult:
+    def _miss(self, folder: Path, warnings: list[str], notes: Sequence[str] = ()) -> RestoreResult:
+        """A miss: ``warnings`` say why it failed (none: nothing to restore), ``notes`` the rest."""
         try:
             _empty_folder(_absolute(folder))
         except OSError as error:
             warnings = [*warnings, f"could not empty {folder}: {error}"]
-        return RestoreResult.miss(warning=_joined(warnings))
+        return RestoreResult.miss(warning=_joined(warnings), note=_joined(list(notes)))
 
     def _scan(self) -> tuple[list[_Entry], list[str]]:
-        """Every valid entry, and a warning for each corrupt one."""
+        """Every valid entry, and a note for each corrupt one."""
         entries: list[_Entry] = []
         warnings: list[str] = []
         try:

@@ -397,6 +397,10 @@ class _Server(ThreadingHTTPServer):
     e.g. after an error status): socketserver would print that traceback to ``sys.stderr``,
     where it would look like the action's own."""
 
+    # Many runs connect at once in the concurrency tests: socketserver's backlog of 5 drops
+    # connections, which then time out like a service that does not answer.
+    request_queue_size = 128
+
     def handle_error(self, request: Any, client_address: Any) -> None:
         if isinstance(sys.exc_info()[1], ConnectionError):
             return

@@ -16,16 +16,13 @@ import threading
 from contextlib import redirect_stderr, redirect_stdout
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
-
-from langchain_core.messages import BaseMessage
 
 from memory_action import pipeline
 from memory_action.context import load_context, read_event
 from memory_action.gha import Workflow
 from memory_action.main import build_services
 from memory_action.settings import parse_settings
-from tests.fakes.cache_service import FakeCacheService
+from tests.fakes.cache_service import BLOB_GET, FakeCacheService
 from tests.fakes.github_api import FakeGitHub
 from tests.fakes.runner import CacheRunner, push_event
 from tests.fakes.scripted_model import ScriptedChatModel, tool_call
@@ -33,21 +30,11 @@ from tests.fakes.scripted_model import ScriptedChatModel, tool_call
 MEMORY = ".agent-memory/AGENTS.md"
 HEADING = "# Facts\n"
 MAIN_REF = "refs/heads/main"
+PERMISSIONS = ("write", "read", "none")  # of `actions:` in the workflow
 
 
 def fact(number: int) -> str:
     return f"- Fact number {number} learned by run {number}."
-
-
-class BarrierModel(ScriptedChatModel):
-    """Waits for every racing run at its first call (all have restored by then)."""
-
-    barrier: Any = None
-
-    def _generate(self, messages: list[BaseMessage], *args: Any, **kwargs: Any) -> Any:
-        if self.barrier is not None and not self.seen:
-            self.barrier.wait(timeout=60)
-        return super()._generate(messages, *args, **kwargs)
 
 
 @dataclass(frozen=True)
@@ -57,21 +44,31 @@ class RaceResult:
     facts_kept: int
     final_prompt: str
     entries_left: int
+    reader_log: str = ""  # the log of the run that reads what the racers left
+    reader_summary: str = ""  # its job summary
+    reader_downloads: int = 0  # blob downloads of that run (entries it read)
+
+
+@dataclass(frozen=True)
+class _Ran:
+    log: str
+    summary: str
 
 
 def _run(
     root: Path, run_id: int, service: FakeCacheService, model: ScriptedChatModel, *, lossless: bool
-) -> int:
+) -> _Ran:
     runner = CacheRunner(root / f"run-{run_id}", extra_env=service.env(), run_id=run_id - 1)
     runner.root.mkdir(parents=True)
     env = runner.env("push", push_event(), MAIN_REF)
-    workflow = Workflow(env, out=io.StringIO())
+    out = io.StringIO()
+    workflow = Workflow(env, out=out)
     settings = parse_settings(env)
     context = load_context(env, read_event(env["GITHUB_EVENT_PATH"]))
     services = build_services(settings, context, env, workflow, lambda: model)
     services = dataclasses.replace(services, lossless=lossless)
     pipeline.run(settings, context, services)
-    return 0
+    return _Ran(out.getvalue(), Path(env["GITHUB_STEP_SUMMARY"]).read_text(encoding="utf-8"))
 
 
 def race(
@@ -81,9 +78,18 @@ def race(
     runs: int = 20,
     *,
     lossless: bool = True,
+    one_workflow_run: bool = False,
+    actions: str = "write",
 ) -> RaceResult:
-    """Seed memory, race ``runs`` runs that each add one fact, then read what is left."""
-    github.cache = service
+    """Seed memory, race ``runs`` runs that each add one fact, then read what is left.
+
+    ``one_workflow_run``: the racers are jobs of one workflow run (a matrix): the same run id
+    and attempt, and the same job id. ``actions``: the token's permission on the cache REST API,
+    ``write`` (list and delete), ``read`` (list only) or ``none``."""
+    if actions not in PERMISSIONS:
+        raise ValueError(f"actions must be one of {', '.join(PERMISSIONS)}, not {actions!r}")
+    github.cache = service if actions != "none" else None
+    github.cache_read_only = actions == "read"
     seed = ScriptedChatModel.from_script(
         tool_call("write_file", {"file_path": MEMORY, "content": HEADING}), "Seeded."
     )
@@ -93,7 +99,7 @@ def race(
     codes = [1] * runs
 
     def one(number: int) -> None:
-        model = BarrierModel.from_script(
+        model = ScriptedChatModel.from_script(
             tool_call(
                 "edit_file",
                 {
@@ -104,8 +110,10 @@ def race(
             ),
             "Added.",
         )
-        model.barrier = barrier
-        codes[number] = _run(root, 100 + number, service, model, lossless=lossless)
+        model.before_first_call = lambda: barrier.wait(timeout=60)  # every run has restored
+        run_id = 100 if one_workflow_run else 100 + number
+        _run(root / f"job-{number}", run_id, service, model, lossless=lossless)
+        codes[number] = 0
 
     threads = [threading.Thread(target=one, args=(n,)) for n in range(runs)]
     with redirect_stdout(io.StringIO()), redirect_stderr(io.StringIO()):
@@ -114,10 +122,13 @@ def race(
         for thread in threads:
             thread.join(timeout=120)
         reader = ScriptedChatModel.from_script("Nothing to add.")
-        _run(root, 999, service, reader, lossless=lossless)
+        downloads = len(service.requests_to(BLOB_GET))
+        ran = _run(root, 999, service, reader, lossless=lossless)
+        downloads = len(service.requests_to(BLOB_GET)) - downloads
     prompt = reader.system_prompts[0]
     kept = sum(1 for n in range(runs) if fact(n) in prompt)
-    return RaceResult(runs, codes, kept, prompt, len(service.visible()))
+    left = len(service.visible())
+    return RaceResult(runs, codes, kept, prompt, left, ran.log, ran.summary, downloads)
 
 
 def summary_line(result: RaceResult, label: str) -> str:

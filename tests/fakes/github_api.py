@@ -92,6 +92,8 @@ class FakeGitHub:
     def repo_url(self) -> str:
         return f"{self.api_url}/repos/{REPOSITORY}"
 
+    cache_read_only: bool = False  # `actions: read` without `write`: deletes get 403
+
     def merge(self, number: int, sha: str) -> None:
         self.pulls[number].merged_in = sha
 
@@ -147,6 +149,7 @@ class FakeGitHub:
             ("GET", r"/issues/(\d+)/comments", self._list_comments),
             ("POST", r"/issues/(\d+)/comments", self._create_comment),
             ("PATCH", r"/issues/comments/(\d+)", self._edit_comment),
+            ("DELETE", r"/issues/comments/(\d+)", self._delete_comment),
             ("GET", r"/issues/comments/(\d+)", self._get_comment),
             ("GET", r"/commits/([0-9a-f]+)/pulls", self._commit_pulls),
             ("GET", r"/collaborators/([^/]+)/permission", self._permission),
@@ -244,6 +247,16 @@ class FakeGitHub:
                     return _json(comment)
         return 404, {}, json.dumps({"message": "Not Found"})
 
+    def _delete_comment(self, _request: ApiRequest, comment_id: str) -> Reply:
+        if self.read_only:
+            return 403, {}, json.dumps({"message": "Resource not accessible by integration"})
+        for number, comments in self.comments.items():
+            kept = [comment for comment in comments if comment["id"] != int(comment_id)]
+            if len(kept) < len(comments):
+                self.comments[number] = kept
+                return 204, {}, ""
+        return 404, {}, json.dumps({"message": "Not Found"})
+
     def _get_comment(self, _request: ApiRequest, comment_id: str) -> Reply:
         for comments in self.comments.values():
             for comment in comments:
@@ -285,13 +298,13 @@ class FakeGitHub:
         if self.cache is None:
             return 403, {}, json.dumps({"message": "Resource not accessible by integration"})
         query = request.query
-        if int(query.get("page", ["1"])[0]) > 1:
-            return _json({"total_count": 0, "actions_caches": []})
+        page, per_page = int(query.get("page", ["1"])[0]), int(query.get("per_page", ["30"])[0])
         entries = self.cache.rest_list(query.get("key", [""])[0], query.get("ref", [""])[0])
-        return _json({"total_count": len(entries), "actions_caches": entries})
+        shown = entries[(page - 1) * per_page : page * per_page]
+        return _json({"total_count": len(entries), "actions_caches": shown})
 
     def _delete_cache(self, _request: ApiRequest, entry_id: str) -> Reply:
-        if self.cache is None:
+        if self.cache is None or self.cache_read_only:
             return 403, {}, json.dumps({"message": "Resource not accessible by integration"})
         return (204, {}, "") if self.cache.rest_delete(int(entry_id)) else (404, {}, "{}")
 

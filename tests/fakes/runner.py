@@ -37,6 +37,7 @@ SCRUBBED_PREFIXES = (
     "LANGSMITH_",
     "LANGCHAIN_",
 )
+JOB = "review"  # GITHUB_JOB of every run
 ACTION_DEFAULTS = {
     "enable_memory": "true",
     "memory_scope": "repo",
@@ -157,6 +158,7 @@ class ActionRunner:
             GITHUB_SHA=HEAD_SHA,
             GITHUB_RUN_ID=str(self.run_id),
             GITHUB_RUN_ATTEMPT="1",
+            GITHUB_JOB=JOB,
             GITHUB_ACTOR="mona",
             GITHUB_SERVER_URL="https://github.com",
             GITHUB_API_URL=API_URL,
@@ -198,6 +200,12 @@ class CacheRunner(ActionRunner):
         env = super().env(event_name, event, ref)
         del env["MEMORY_AGENT_STORE_DIR"]
         return env
+
+
+def is_save_key(key: str, prefix: str, run_id: int) -> bool:
+    """Whether ``key`` is the save key of run ``run_id``'s job under ``prefix`` (its last part
+    is random: ``<run_id>-<attempt>-<job>-<nonce>``)."""
+    return re.fullmatch(rf"{re.escape(prefix)}{run_id}-1-{JOB}-[0-9a-f]{{8}}", key) is not None
 
 
 def parse_outputs(text: str) -> dict[str, str]:

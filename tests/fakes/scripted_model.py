@@ -67,6 +67,10 @@ class ScriptedChatModel(GenericFakeChatModel):
     fail_at: dict[int, BaseException] = Field(default_factory=dict)
     """Model call number (1-based) → the exception that call raises (it uses no script step)."""
 
+    before_first_call: Any = None
+    """Called once, at the first model call (the run has restored by then): something else
+    happening while the agent runs, such as another run saving."""
+
     @classmethod
     def from_script(cls, *steps: AIMessage | str) -> ScriptedChatModel:
         return cls(messages=iter(steps))
@@ -97,6 +101,8 @@ class ScriptedChatModel(GenericFakeChatModel):
         run_manager: CallbackManagerForLLMRun | None = None,
         **kwargs: Any,
     ) -> ChatResult:
+        if self.before_first_call is not None and not self.seen:
+            self.before_first_call()
         self.seen.append(list(messages))
         failure = self.fail_at.get(len(self.seen))
         if failure is not None:

@@ -14,7 +14,13 @@ import pytest
 from memory_action.report import comment_marker
 from memory_action.store.local import LocalDirectoryStore
 from tests.fakes.github_api import FakeGitHub, serve_fetch_pull
-from tests.fakes.runner import TOKEN, ActionRunner, comment_event, pull_request_event
+from tests.fakes.runner import (
+    TOKEN,
+    ActionRunner,
+    comment_event,
+    is_save_key,
+    pull_request_event,
+)
 from tests.fakes.scripted_model import ScriptedChatModel, tool_call
 
 MEMORY = ".agent-memory/AGENTS.md"
@@ -68,7 +74,7 @@ def test_a_pull_request_run_reviews_saves_memory_and_the_next_run_sees_it(
     # Memory saved as the PR's overlay, under a per-run key.
     store = LocalDirectoryStore(runner.store_dir)
     [entry] = store.entries()
-    assert entry.key == "memory-agent/v1/memory-agent/repo/pr-7/1001-1"
+    assert is_save_key(entry.key, "memory-agent/v1/memory-agent/repo/pr-7/", 1001)
     saved = store.read_entry(entry.key)
     assert saved["AGENTS.md"] == LESSON
     assert sorted(saved) == [".memory-agent/state.json", "AGENTS.md", "provenance.json"]
@@ -153,7 +159,9 @@ def test_a_push_to_the_default_branch_saves_committed_memory_that_pull_requests_
     pushed = runner.run("push", push, "refs/heads/main", maintain)
 
     assert pushed.exit_code == 0, pushed.stdout + pushed.stderr
-    assert pushed.outputs["saved_key"] == "memory-agent/v1/memory-agent/repo/committed/1001-1"
+    assert is_save_key(
+        pushed.outputs["saved_key"], "memory-agent/v1/memory-agent/repo/committed/", 1001
+    )
     assert pushed.outputs["comment_url"] == ""
     assert github.comments == {}
 

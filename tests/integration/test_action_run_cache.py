@@ -33,6 +33,7 @@ from tests.fakes.runner import (
     CacheRunner,
     RunOutcome,
     comment_event,
+    is_save_key,
     pull_request_event,
     push_event,
 )
@@ -120,8 +121,8 @@ def test_push_then_pull_request_runs_share_memory_through_the_cache(
     pushed = push(runner, service)
 
     assert pushed.exit_code == 0, pushed.stdout
-    committed_key = f"{COMMITTED}1001-1"
-    assert pushed.outputs["saved_key"] == committed_key
+    committed_key = pushed.outputs["saved_key"]
+    assert is_save_key(committed_key, COMMITTED, 1001)
     entry = service.find(committed_key)
     assert entry is not None
     assert entry.scope == MAIN_REF
@@ -138,8 +139,8 @@ def test_push_then_pull_request_runs_share_memory_through_the_cache(
     assert "never a hand-written loop" in first_model.system_prompts[0]
     assert first.outputs["memory_hit"] == "true"
     assert first.outputs["memory_key"] == committed_key
-    overlay_key = f"{OVERLAY}1002-1"
-    assert first.outputs["saved_key"] == overlay_key
+    overlay_key = first.outputs["saved_key"]
+    assert is_save_key(overlay_key, OVERLAY, 1002)
     overlay = service.find(overlay_key)
     assert overlay is not None
     assert overlay.scope == PR_REF

@@ -203,14 +203,17 @@ def test_a_base_branch_entry_is_restored_in_a_pull_request(cache: CacheHarness) 
     assert cache.read_memory() == {"AGENTS.md": "committed"}
 
 
-def test_keys_are_immutable_and_an_existing_key_counts_as_saved(cache: CacheHarness) -> None:
+def test_keys_are_immutable_and_an_existing_key_is_not_saved(cache: CacheHarness) -> None:
+    # Two jobs saving under one key: the second's memory is not in the cache, so it must not
+    # be reported as saved.
     store = cache.store()
     save(cache, store, "mem-1", {"AGENTS.md": "first"})
     cache.write_memory({"AGENTS.md": "second"})
     result = store.save("mem-1", cache.folder)
 
-    assert result.saved
-    assert "already exists" in result.reason
+    assert not result.saved
+    assert not result.write_denied
+    assert result.reason == "an entry with this key exists ('mem-1'); nothing was saved over it"
     assert len(cache.service.requests_to(CREATE)) == 2  # the 409 was not retried
     assert len(cache.service.visible()) == 1
     cache.clear_memory()

@@ -97,13 +97,13 @@ def test_v1_read_only_token(cache: CacheHarness) -> None:
     assert (result.saved, result.write_denied, result.reason) == (False, True, READ_ONLY_MESSAGE)
 
 
-def test_v1_existing_key_counts_as_saved(cache: CacheHarness) -> None:
+def test_v1_existing_key_is_not_saved(cache: CacheHarness) -> None:
     store = cache.store("v1")
     cache.write_memory({"AGENTS.md": "a"})
     assert store.save("mem-1", cache.folder).saved
     again = store.save("mem-1", cache.folder)
-    assert again.saved
-    assert "already exists" in again.reason
+    assert not again.saved
+    assert again.reason.startswith("an entry with this key exists")
 
 
 def test_v1_does_not_retry_a_500(cache: CacheHarness) -> None:

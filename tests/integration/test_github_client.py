@@ -64,6 +64,7 @@ class FakeComments:
 
     comments: list[dict[str, Any]] = field(default_factory=list)
     next_id: int = 500
+    deleted_elsewhere: set[int] = field(default_factory=set)  # listed, then gone: DELETE 404
 
     def add(self, body: str, user: dict[str, Any]) -> dict[str, Any]:
         self.next_id += 1
@@ -91,6 +92,7 @@ class FakeComments:
         api.add_callback(responses.POST, f"{REPO}/issues/7/comments", callback=self._create)
         edit_url = re.compile(rf"{re.escape(REPO)}/issues/comments/\d+")
         api.add_callback(responses.PATCH, edit_url, callback=self._edit)
+        api.add_callback(responses.DELETE, edit_url, callback=self._delete)
 
     def _list(self, request: requests.PreparedRequest) -> tuple[int, dict[str, str], str]:
         query = parse_qs(urlsplit(str(request.url)).query)
@@ -112,6 +114,13 @@ class FakeComments:
         comment["body"] = json.loads(request.body or "{}")["body"]
         return 200, {}, json.dumps(comment)
 
+    def _delete(self, request: requests.PreparedRequest) -> tuple[int, dict[str, str], str]:
+        comment_id = int(str(request.url).rsplit("/", 1)[1])
+        if comment_id in self.deleted_elsewhere:
+            return 404, {}, json.dumps({"message": "Not Found"})
+        self.comments = [c for c in self.comments if c["id"] != comment_id]
+        return 204, {}, ""
+
 
 def body(text: str, marker: str = MARKER) -> str:
     return f"{marker}\n{text}"
@@ -132,6 +141,36 @@ def test_first_run_creates_the_comment_and_the_second_updates_it() -> None:
     assert not second.created
     assert second.url == first.url
     assert [c["body"] for c in fake.comments] == [body("second review")]
+
+
+def test_two_comments_of_ours_converge_on_the_oldest() -> None:
+    """Two runs of the pull request at once each created a comment: the next write keeps the
+    oldest (promotion reads it), writes the newest review there and deletes the other."""
+    fake = FakeComments()
+    oldest = fake.add(body("run A's review"), BOT)
+    fake.add("a person's comment in between", HUMAN)
+    fake.add(body("run B's review"), BOT)
+    with fake.serve() as calls:
+        posted = client().upsert_sticky_comment(7, MARKER, body("run C's review"))
+
+    assert calls == ["GET", "PATCH", "DELETE"]
+    assert not posted.created
+    assert posted.url == oldest["html_url"]
+    assert [c["body"] for c in fake.comments] == [
+        body("run C's review"),
+        "a person's comment in between",
+    ]
+
+
+def test_a_duplicate_another_run_deleted_first_is_no_error() -> None:
+    fake = FakeComments()
+    fake.add(body("A"), BOT)
+    newer = fake.add(body("B"), BOT)
+    fake.deleted_elsewhere.add(newer["id"])
+    with fake.serve() as calls:
+        client().upsert_sticky_comment(7, MARKER, body("C"))
+
+    assert calls == ["GET", "PATCH", "DELETE"]
 
 
 def test_the_comment_is_found_on_a_later_page() -> None:

@@ -7,8 +7,9 @@ from pathlib import Path
 
 import pytest
 
+from memory_action.layers import NOT_LISTED_NOTE
 from tests.fakes.cache_harness import default_tuning, fast_tuning
-from tests.fakes.cache_service import FakeCacheService
+from tests.fakes.cache_service import CREATE, FakeCacheService
 from tests.fakes.concurrency import MAIN_REF, race
 from tests.fakes.github_api import FakeGitHub
 
@@ -34,6 +35,44 @@ def test_twenty_racing_runs_keep_all_twenty_facts(
     assert result.exit_codes == [0] * 20
     assert result.facts_kept == 20, result.final_prompt
     assert result.final_prompt.count("- Fact number") == 20  # each exactly once
+
+
+def test_jobs_of_one_workflow_run_never_save_under_one_key(
+    tmp_path: Path, service: FakeCacheService, github: FakeGitHub
+) -> None:
+    """A matrix: four jobs with the same run id, attempt and job id, each saving a fact."""
+    result = race(tmp_path, service, github, runs=4, one_workflow_run=True)
+
+    assert result.exit_codes == [0] * 4
+    assert result.facts_kept == 4, result.final_prompt
+    created = [request.json()["key"] for request in service.requests_to(CREATE)]
+    assert (
+        len(created) == len(set(created)) == 4 + 2
+    )  # and the seed, and the reader saving the four merged
+
+
+def test_with_actions_read_only_forty_racing_runs_keep_all_forty_facts(
+    tmp_path: Path, service: FakeCacheService, github: FakeGitHub
+) -> None:
+    """Nothing is deleted (no ``actions: write``), so every entry is listed: more than one
+    restore used to look at (32), and most of them held by a newer one, never downloaded."""
+    result = race(tmp_path, service, github, runs=40, actions="read")
+
+    assert result.exit_codes == [0] * 40
+    assert result.facts_kept == 40, result.final_prompt
+    assert result.entries_left == 40 + 2  # the seed and the reader's save too
+    assert result.reader_downloads < result.entries_left
+
+
+def test_without_actions_read_runs_that_race_are_told_they_can_lose_memory(
+    tmp_path: Path, service: FakeCacheService, github: FakeGitHub
+) -> None:
+    result = race(tmp_path, service, github, runs=8, actions="none")
+
+    assert result.exit_codes == [0] * 8
+    assert result.reader_log.count(NOT_LISTED_NOTE) == 1, result.reader_log
+    assert result.reader_summary.count(NOT_LISTED_NOTE) == 1, result.reader_summary
+    assert "::warning" not in result.reader_log
 
 
 def test_newest_entry_wins_loses_facts_under_the_same_race(

@@ -490,3 +490,43 @@ def test_what_a_comment_command_proposed_survives_the_pull_requests_next_run(
     )
     assert FACT_B in LocalDirectoryStore(runner.store_dir).read_entry(overlay[0].key)["AGENTS.md"]
     assert "comment runs proposed" in next_run.summary
+
+
+def test_two_sticky_comments_converge_and_a_veto_in_the_newer_one_holds(
+    runner: ActionRunner, github: FakeGitHub
+) -> None:
+    """Two runs of the pull request at once each created a comment; a maintainer unticked the
+    item in the newer one. The next run keeps the oldest, with the veto, and deletes the other."""
+    assert push(runner, learn("- Use pytest."), sha="b" * 40).outputs["saved_key"]
+    learned = learn("- Use pytest.", FACT_A)
+    first = runner.run("pull_request", pull_request_event(), "refs/pull/7/merge", learned)
+    assert first.exit_code == 0, first.stdout
+    [oldest] = github.comments[7]
+    github.next_id += 1
+    duplicate = {
+        **oldest,
+        "id": github.next_id,
+        "node_id": f"IC_node{github.next_id}",
+        "url": oldest["url"].replace(str(oldest["id"]), str(github.next_id)),
+        "html_url": oldest["html_url"].replace(str(oldest["id"]), str(github.next_id)),
+        "body": untick(oldest["body"], FACT_A),
+    }
+    github.comments[7].append(duplicate)
+    github.edits[duplicate["id"]] = ["maintainer"]
+
+    review = ScriptedChatModel.from_script("Still returns on the first attempt.")
+    again = runner.run(
+        "pull_request", pull_request_event(action="synchronize"), "refs/pull/7/merge", review
+    )
+
+    assert again.exit_code == 0, again.stdout
+    [kept] = github.comments[7]
+    assert kept["id"] == oldest["id"]
+    assert "Still returns on the first attempt." in kept["body"]
+    assert "- [ ]" in kept["body"]
+    assert "- [x]" not in kept["body"]
+
+    github.merge(7, MERGE_SHA)
+    pushed = push(runner)
+    assert pushed.exit_code == 0, pushed.stdout
+    assert FACT_A not in committed_entry(runner).get("AGENTS.md", "")

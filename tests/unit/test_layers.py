@@ -8,6 +8,7 @@ would.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -16,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from memory_action.layers import (
+    NOT_LISTED_NOTE,
     Committed,
     Fetched,
     LayerStore,
@@ -37,7 +39,13 @@ from memory_action.memory.state import (
 )
 from memory_action.scope import Layer, MemoryScope
 from memory_action.settings import ScopeKind
-from memory_action.store.base import EntryLister, ListedEntry, RestoreKeys, RestoreResult
+from memory_action.store.base import (
+    EntryLister,
+    ListedEntry,
+    RestoreKeys,
+    RestoreResult,
+    SaveResult,
+)
 from memory_action.store.hygiene import LocalLayerAdmin
 from memory_action.store.local import LocalDirectoryStore
 from tests.fakes.secrets_corpus import MASKED_DEPLOY_KEY, PLANTED
@@ -343,6 +351,81 @@ def test_newest_entry_wins_when_heads_are_not_merged(world: World, how: str) -> 
     assert committed.text == BASE + "- Fact from run 4.\n"
     assert committed.holds == {f"{COMMITTED}4-1", root}
     assert committed.notes == ()
+
+
+def test_every_head_is_merged_however_many_raced(world: World) -> None:
+    root = world.committed(1, BASE, base="")
+    for run in range(2, 42):  # 40 heads: more than one page of the cache REST API's default
+        world.committed(run, BASE + f"- Fact from run {run}.\n", parents=[root])
+
+    committed = restore_committed(world.layers(), committed_scope())
+
+    for run in range(2, 42):
+        assert committed.text.count(f"- Fact from run {run}.\n") == 1, run
+    assert committed.notes == (f"merged 40 {MERGED_NOTE}",)
+
+
+@dataclass
+class CountingStore:
+    """The world's store, recording the key of every restore (each one is a download)."""
+
+    store: LocalDirectoryStore
+    restored: list[str] = field(default_factory=list)
+
+    @property
+    def name(self) -> str:
+        return self.store.name
+
+    def restore(self, keys: RestoreKeys, folder: Path) -> RestoreResult:
+        self.restored.append(keys.primary)
+        return self.store.restore(keys, folder)
+
+    def save(self, key: str, folder: Path) -> SaveResult:
+        return self.store.save(key, folder)
+
+
+def test_an_entry_a_newer_one_holds_is_never_downloaded(world: World) -> None:
+    chain = [world.committed(1, BASE, base="")]
+    for run in range(2, 8):  # each saved after merging all before it
+        chain.append(world.committed(run, BASE + f"- Fact {run}.\n", parents=list(chain)))
+    raced = world.committed(8, BASE + "- Raced.\n", parents=list(chain[:-1]))
+    counting = CountingStore(world.store)
+    layers = dataclasses.replace(world.layers(), store=counting)
+
+    committed = restore_committed(layers, committed_scope())
+
+    # The newest (the raced entry, restored by prefix), then the other head; the six entries the
+    # heads hold are never downloaded.
+    assert counting.restored == [COMMITTED, chain[-1]]
+    assert committed.text.count("- Raced.\n") == committed.text.count("- Fact 7.\n") == 1
+    assert committed.holds == {*chain, raced}
+
+
+@dataclass(frozen=True)
+class RefusedListing:
+    """A token without ``actions: read``: the cache REST API refuses to list."""
+
+    def list_entries(self, prefix: str) -> None:
+        del prefix
+
+    def prune(self, *, prefix: str, superseded: frozenset[str], saved_key: str) -> int:
+        del prefix, superseded, saved_key
+        return 0
+
+
+@pytest.mark.parametrize("raced", [True, False], ids=["raced", "one-entry"])
+def test_a_refused_listing_is_said_once_whatever_was_saved(world: World, raced: bool) -> None:
+    root = world.committed(1, BASE, base="")
+    if raced:
+        world.committed(2, BASE + "- Fact two.\n", parents=[root])
+        world.committed(3, BASE + "- Fact three.\n", parents=[root])
+    layers = world.layers(lister=lambda _ref: RefusedListing())
+
+    start = restore_layers(layers, overlay_scope())
+
+    assert start.committed.notes == (NOT_LISTED_NOTE,)
+    assert start.notes.count(NOT_LISTED_NOTE) == 1
+    assert "grant `actions: read`" in NOT_LISTED_NOTE
 
 
 @dataclass(frozen=True)

@@ -18,12 +18,14 @@ from urllib.parse import unquote
 import pytest
 
 from memory_action.context import RunContext, load_context
-from memory_action.scope import Layer, MemoryScope, compute_scope, encode_part
+from memory_action.scope import Layer, MemoryScope, compute_scope, encode_part, new_nonce
 from memory_action.settings import ScopeKind, Settings
 
 EVENTS = Path(__file__).resolve().parents[1] / "fixtures" / "events"
 RUN_ID = "12345678901"
-RUN = f"{RUN_ID}-1"
+JOB = "review"
+NONCE = "0a1b2c3d"
+RUN = f"{RUN_ID}-1-{JOB}-{NONCE}"
 BASE = "memory-agent/v1/memory-agent"
 
 MAX_KEY_LENGTH = 512
@@ -42,6 +44,7 @@ def env_for(event: str, ref: str, **extra: str) -> dict[str, str]:
         "GITHUB_REPOSITORY": "octo-org/octo-repo",
         "GITHUB_RUN_ID": RUN_ID,
         "GITHUB_RUN_ATTEMPT": "1",
+        "GITHUB_JOB": JOB,
         "GITHUB_SHA": "9f1c2d3e4b5a69788766554433221100ffeeddcc",
         "GITHUB_ACTOR": "mona",
         "GITHUB_WORKSPACE": "/github/workspace",
@@ -100,12 +103,17 @@ CONTEXTS: dict[str, RunContext] = {
 }
 
 
+def fixed_scope(the_settings: Settings, context: RunContext) -> MemoryScope:
+    """``compute_scope`` with the nonce fixed, so keys can be compared exactly."""
+    return compute_scope(the_settings, context, nonce=NONCE)
+
+
 def settings(scope: str, **changes: Any) -> Settings:
     return Settings(memory_scope=ScopeKind(scope), **changes)
 
 
 def scope_of(context: str, kind: str, **changes: Any) -> MemoryScope:
-    return compute_scope(settings(kind, **changes), CONTEXTS[context])
+    return fixed_scope(settings(kind, **changes), CONTEXTS[context])
 
 
 # -- the table -------------------------------------------------------------------------------
@@ -270,10 +278,10 @@ def test_description(context: str, kind: str, description: str) -> None:
 def test_pull_request_into_another_branch_uses_that_branch() -> None:
     data = with_base(payload("pull_request_opened_same_repo"), "release/2.x")
     context = load_context(env_for("pull_request", "refs/pull/42/merge"), data)
-    scope = compute_scope(settings("branch"), context)
+    scope = fixed_scope(settings("branch"), context)
     assert as_expect(scope) == branch_overlay("release%2F2.x", 42)
     # Repository memory is the same wherever the pull request goes.
-    assert as_expect(compute_scope(settings("repo"), context)) == repo_overlay(42)
+    assert as_expect(fixed_scope(settings("repo"), context)) == repo_overlay(42)
 
 
 @pytest.mark.parametrize("default_branch", ["master", "develop"])
@@ -282,8 +290,8 @@ def test_schedule_writes_repository_memory_whatever_the_default_branch_is_called
 ) -> None:
     # The schedule payload may hold only the cron line; the run is on the default branch.
     context = load_context(env_for("schedule", f"refs/heads/{default_branch}"), payload("schedule"))
-    assert as_expect(compute_scope(settings("repo"), context)) == REPO_WRITE
-    assert as_expect(compute_scope(settings("branch"), context)) == branch_committed(default_branch)
+    assert as_expect(fixed_scope(settings("repo"), context)) == REPO_WRITE
+    assert as_expect(fixed_scope(settings("branch"), context)) == branch_committed(default_branch)
 
 
 def test_push_to_a_repository_with_another_default_branch() -> None:
@@ -291,10 +299,10 @@ def test_push_to_a_repository_with_another_default_branch() -> None:
     data["repository"]["default_branch"] = "trunk"
     on_main = load_context(env_for("push", "refs/heads/main"), data)
     on_trunk = load_context(env_for("push", "refs/heads/trunk"), data)
-    assert compute_scope(settings("repo"), on_main).write_note == (
+    assert fixed_scope(settings("repo"), on_main).write_note == (
         "repository memory is written only by runs on trunk"
     )
-    assert compute_scope(settings("repo"), on_trunk).save_key == REPO + RUN
+    assert fixed_scope(settings("repo"), on_trunk).save_key == REPO + RUN
 
 
 @pytest.mark.parametrize(("context", "kind"), TABLE, ids=[f"{c}/{k}" for c, k in TABLE])
@@ -340,11 +348,11 @@ def test_every_key_obeys_the_cache_rules_and_stays_in_its_agent_and_scope(
 
 @pytest.mark.parametrize(("context", "kind"), TABLE, ids=[f"{c}/{k}" for c, k in TABLE])
 def test_save_key_is_unique_per_attempt_and_restore_keys_are_not(context: str, kind: str) -> None:
-    first = compute_scope(settings(kind), CONTEXTS[context])
-    again = compute_scope(
+    first = fixed_scope(settings(kind), CONTEXTS[context])
+    again = fixed_scope(
         settings(kind), _replace_run(CONTEXTS[context], run_id=RUN_ID, run_attempt="2")
     )
-    later = compute_scope(
+    later = fixed_scope(
         settings(kind), _replace_run(CONTEXTS[context], run_id="12345678999", run_attempt="1")
     )
     assert first.restore == again.restore == later.restore
@@ -353,12 +361,42 @@ def test_save_key_is_unique_per_attempt_and_restore_keys_are_not(context: str, k
         return
     assert again.save_key is not None
     assert later.save_key is not None
-    assert again.save_key.endswith(f"/{RUN_ID}-2")
-    assert later.save_key.endswith("/12345678999-1")
+    assert again.save_key.endswith(f"/{RUN_ID}-2-{JOB}-{NONCE}")
+    assert later.save_key.endswith(f"/12345678999-1-{JOB}-{NONCE}")
     assert len({first.save_key, again.save_key, later.save_key}) == 3
     # A save lands where this scope's restore keys find it.
     assert first.restore is not None
     assert first.save_key.startswith(first.restore.primary)
+
+
+@pytest.mark.parametrize(("context", "kind"), TABLE, ids=[f"{c}/{k}" for c, k in TABLE])
+def test_two_jobs_of_one_run_never_share_a_save_key(context: str, kind: str) -> None:
+    # Two jobs of one run (two job ids), and two legs of one matrix job (the same job id):
+    # the cache refuses a second save under a key, so a shared key loses a job's memory.
+    run = CONTEXTS[context]
+    jobs = [
+        compute_scope(settings(kind), run, nonce=NONCE),
+        compute_scope(settings(kind), replace(run, job="lint"), nonce=NONCE),
+        compute_scope(settings(kind), run),
+        compute_scope(settings(kind), run),
+    ]
+    keys = [scope.save_key for scope in jobs]
+    if keys[0] is None:
+        assert keys == [None] * 4
+        return
+    assert len(set(keys)) == 4
+    assert all(key.startswith(jobs[0].restore.primary) for key in keys if key and jobs[0].restore)
+
+
+def test_the_nonce_is_random_hex() -> None:
+    nonces = {new_nonce() for _ in range(50)}
+    assert len(nonces) == 50
+    assert all(len(n) == 8 and int(n, 16) >= 0 for n in nonces)
+
+
+def test_a_run_without_a_job_id_still_gets_a_valid_key() -> None:
+    run = replace(CONTEXTS["push/main"], job="")
+    assert fixed_scope(settings("repo"), run).save_key == f"{REPO}{RUN_ID}-1-job-{NONCE}"
 
 
 def _replace_run(context: RunContext, *, run_id: str, run_attempt: str) -> RunContext:
@@ -374,11 +412,12 @@ def test_longest_parts_still_fit() -> None:
             "refs/pull/2147483647/merge",
             GITHUB_RUN_ID="9" * 20,
             GITHUB_RUN_ATTEMPT="999",
+            GITHUB_JOB="j" * 100,  # GitHub's limit for a job id
         ),
         data,
     )
     for kind in ScopeKind:
-        scope = compute_scope(settings(kind.value, agent_name="x" * 64), context)
+        scope = fixed_scope(settings(kind.value, agent_name="x" * 64), context)
         assert all(len(key) <= MAX_KEY_LENGTH for key in all_keys(scope))
 
 
@@ -401,7 +440,7 @@ BRANCH_NAMES = [
 
 def branch_scope(name: str, agent: str = "memory-agent") -> MemoryScope:
     context = load_context(env_for("push", f"refs/heads/{name}"), payload("push_feature_branch"))
-    return compute_scope(settings("branch", agent_name=agent), context)
+    return fixed_scope(settings("branch", agent_name=agent), context)
 
 
 @pytest.mark.parametrize(("name", "encoded"), BRANCH_NAMES)
@@ -488,7 +527,7 @@ def pr_scope_for(number: int, kind: str, agent: str = "memory-agent") -> MemoryS
     data = copy.deepcopy(payload("pull_request_opened_same_repo"))
     data["number"] = data["pull_request"]["number"] = number
     context = load_context(env_for("pull_request", f"refs/pull/{number}/merge"), data)
-    return compute_scope(settings(kind, agent_name=agent), context)
+    return fixed_scope(settings(kind, agent_name=agent), context)
 
 
 @pytest.mark.parametrize("kind", [kind.value for kind in ScopeKind])

@@ -110,6 +110,15 @@ def test_list_follows_pages(admin: CacheAdmin, mocked: responses.RequestsMock) -
     assert pages == [["1"], ["2"]]
 
 
+def test_trouble_on_a_later_page_keeps_the_pages_read(
+    admin: CacheAdmin, mocked: responses.RequestsMock
+) -> None:
+    first = [_entry(i, f"{PREFIX}run-{i}", "2026-11-01T10:00:00Z") for i in range(100, 200)]
+    mocked.get(CACHES, json={"total_count": 300, "actions_caches": first})
+    mocked.get(CACHES, json={"message": "boom"}, status=500)
+    assert len(admin.list_entries(PREFIX, PR_REF) or []) == 100
+
+
 def test_list_drops_other_refs_and_prefixes(
     admin: CacheAdmin, mocked: responses.RequestsMock
 ) -> None:
@@ -120,11 +129,11 @@ def test_list_drops_other_refs_and_prefixes(
 
 
 @pytest.mark.parametrize("status", [403, 404])
-def test_list_refused_is_empty_and_quiet(
+def test_list_refused_is_none_and_quiet(
     admin: CacheAdmin, mocked: responses.RequestsMock, out: io.StringIO, status: int
 ) -> None:
     mocked.get(CACHES, json={"message": "Resource not accessible by integration"}, status=status)
-    assert admin.list_entries(PREFIX, PR_REF) == []
+    assert admin.list_entries(PREFIX, PR_REF) is None  # the caller says what it costs
     assert out.getvalue().startswith("::debug::")
     assert "::warning" not in out.getvalue()
 

@@ -323,7 +323,7 @@ CORRUPT_ENTRY_JSON = {
 @pytest.mark.parametrize(
     ("text", "words"), CORRUPT_ENTRY_JSON.values(), ids=CORRUPT_ENTRY_JSON.keys()
 )
-def test_a_corrupt_entry_is_ignored_with_a_warning(
+def test_a_corrupt_entry_is_skipped_and_the_restore_hits_with_a_note(
     harness: Harness, text: str | None, words: str
 ) -> None:
     harness.save("k-1")
@@ -332,15 +332,34 @@ def test_a_corrupt_entry_is_ignored_with_a_warning(
 
     result = harness.restore("k-")
 
+    # Restored, with a note: not a failed restore (that would refuse every later save).
     assert result.hit
+    assert not result.failed
     assert result.matched_key == "k-1"
-    assert result.warning is not None
-    assert "corrupt" in result.warning
-    assert words in result.warning
+    assert result.note is not None
+    assert "corrupt" in result.note
+    assert words in result.note
     assert read_tree(harness.target) == memory_of("k-1")
     assert [entry.key for entry in harness.store.entries()] == ["k-1"]
     with pytest.raises(KeyError, match="no usable entry"):
         harness.store.read_entry("k-2")
+
+
+def test_a_corrupt_entry_alone_is_a_miss_with_a_note_not_a_failed_restore(
+    harness: Harness,
+) -> None:
+    harness.save("k-1")
+    break_entry_json(harness.entry_dir("k-1"), "{not json")
+
+    result = harness.restore("k-")
+
+    assert (result.hit, result.failed) == (False, False)
+    assert "corrupt" in (result.note or "")
+
+
+def test_a_restore_that_hit_cannot_carry_a_failure() -> None:
+    with pytest.raises(ValueError, match="say it in the note"):
+        RestoreResult(hit=True, matched_key="k-1", warning="trouble")
 
 
 def delete_a_file(files: Path) -> None:
