@@ -79,6 +79,7 @@ class GitHubClient:
         self._timeout = timeout_seconds
         self._bot_login = bot_login
         self.max_file_bytes = max_file_bytes
+        self._write_access: dict[str, tuple[bool, str]] = {}  # login → answer, once per run
 
     @cached_property
     def repository(self) -> Repository:
@@ -157,9 +158,26 @@ class GitHubClient:
         """Who edited the comment; None when GitHub cannot tell (then it is not trusted)."""
         return promotion.comment_editors(self, comment)
 
+    def write_access(self, login: str) -> tuple[bool, str]:
+        """Whether ``login`` may write to the repository (admin, maintain or write) and how
+        GitHub answered; False when it does not say. Asked once per person per client."""
+        if login not in self._write_access:
+            self._write_access[login] = promotion.ask_write_access(self, login)
+        return self._write_access[login]
+
     def has_write_access(self, login: str) -> bool:
-        """Whether ``login`` may write to the repository; False when GitHub does not say."""
-        return promotion.has_write_access(self, login)
+        """``TrustLookup``: whether ``login`` may write to the repository."""
+        return self.write_access(login)[0]
+
+    def head_repository(self, pr_number: int) -> str | None:
+        """``TrustLookup``: the pull request's head repository ("" for a deleted fork); None
+        when GitHub does not say."""
+        try:
+            with self.api(f"reading pull request #{pr_number}"):
+                head = self.repository.get_pull(pr_number).head.repo
+                return head.full_name if head is not None else ""
+        except GitHubError:
+            return None
 
     def trusted_comment(self, pr_number: int, marker: str) -> TrustedComment:
         """The sticky comment if only our bot and people with write access edited it, and why."""

@@ -6,7 +6,7 @@ and applies only the items checked in it. Anyone who may comment can edit nothin
 comments, yet a comment of ours may be edited by everyone with triage or write access, and a
 ticked box is an edit. So a comment counts (``trusted_comment``) only when every edit GitHub
 recorded for it (GraphQL ``userContentEdits``) was made by our bot or by someone with write
-access (``has_write_access``).
+access (``ask_write_access``, asked once per person by ``GitHubClient.write_access``).
 
 Listing the merged pull requests is a call the push run cannot do without: its failures are a
 ``GitHubError``. The checks of a comment fail closed: when GitHub cannot tell (an error, a missing
@@ -159,14 +159,6 @@ def comment_editors(client: GitHubClient, comment: StickyComment) -> list[str] |
     return _editors(client, comment)[0]
 
 
-def has_write_access(client: GitHubClient, login: str) -> bool:
-    """Whether ``login`` may write to the repository (admin, maintain or write); False if unknown.
-
-    ``github-actions[bot]`` is trusted without asking: its edits are this workflow's own.
-    """
-    return _write_access(client, login)[0]
-
-
 def trusted_comment(client: GitHubClient, pr_number: int, marker: str) -> TrustedComment:
     """The sticky comment, if everyone but our bot who edited it has write access."""
     try:
@@ -181,7 +173,7 @@ def trusted_comment(client: GitHubClient, pr_number: int, marker: str) -> Truste
         return TrustedComment(None, f"ignored {name}: {why}")
     people = [login for login in editors if login not in {comment.author_login, ACTIONS_BOT}]
     for login in people:
-        allowed, access = _write_access(client, login)
+        allowed, access = client.write_access(login)
         if not allowed:
             return TrustedComment(None, f"ignored {name}: edited by {login}, {access}")
     if not people:
@@ -249,10 +241,10 @@ def _login(actor: Any) -> str | None:
 # --- permission ---------------------------------------------------------------------------------
 
 
-def _write_access(client: GitHubClient, login: str) -> tuple[bool, str]:
-    """Whether ``login`` has write access, and how GitHub answered, for the reason."""
-    if login == ACTIONS_BOT:
-        return True, "the workflow's own bot"
+def ask_write_access(client: GitHubClient, login: str) -> tuple[bool, str]:
+    """Whether ``login`` may write to the repository (admin, maintain or write), and how GitHub
+    answered, for a reason; False when GitHub does not say. No login is trusted without asking:
+    ``github-actions[bot]`` is every workflow of the repository, not only this one."""
     path = f"/collaborators/{urllib.parse.quote(login, safe='')}/permission"
     repository = client.repository
     try:

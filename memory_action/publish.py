@@ -111,12 +111,19 @@ def _stamp_json(outcome: Outcome) -> dict[str, str | int | None]:
 
 
 def _pending_note(plan: Plan, outcome: Outcome) -> str | None:
+    """Why nothing was saved, and what happens to this run's items: ticked when the run is
+    trusted (a maintainer's comment on a same-repository pull request), unticked otherwise."""
     if outcome.saved.saved or plan.scope.may_write:
         return None
+    if plan.context.trust is Trust.TRUSTED:
+        return (
+            f"Not saved: {outcome.saved.reason}. Ticked items become committed memory when this "
+            "pull request is merged; untick an item to veto it."
+        )
     return (
-        f"Not saved: {outcome.saved.reason}. Items from a run that may not write memory start "
-        "unticked: a maintainer ticks the ones to accept, and ticked items become committed "
-        "memory when this pull request is merged."
+        f"Not saved: {outcome.saved.reason}. Items from an untrusted run (input from someone "
+        "without write access, or a fork's content) start unticked: a maintainer ticks the ones "
+        "to accept, and ticked items become committed memory when this pull request is merged."
     )
 
 

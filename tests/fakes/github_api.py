@@ -27,6 +27,7 @@ ANSWER_BASE = f"{API_URL}/repos/{REPOSITORY}"
 HEAD_SHA = "6dcb09b5b57875f334f61aebed695e2e4193db5e"
 BASE_SHA = "1" * 40
 BOT = {"login": "github-actions[bot]", "id": 41898282, "type": "Bot"}
+AUTHOR = "mona"
 # The change most whole-run tests review: a retry loop added to src/fetch.py.
 FETCH_PATCH = (
     "@@ -1,2 +1,3 @@\n def fetch(url):\n+    for attempt in range(3):\n     return get(url)\n"
@@ -41,7 +42,8 @@ class FakePullRequest:
     number: int = 7
     title: str = "Add a retry to the fetcher"
     body: str = "Retries flaky downloads."
-    author: str = "mona"
+    author: str = AUTHOR
+    head_repo: str = REPOSITORY  # another owner/name: a fork
     base_ref: str = "main"
     head_ref: str = "retry-fetcher"
     files: list[dict[str, Any]] = field(default_factory=list)
@@ -58,11 +60,15 @@ class FakeGitHub:
     read_only: bool = False
     next_id: int = 1000
     calls: list[tuple[str, str]] = field(default_factory=list)
-    # login → permission (admin | maintain | write | triage | read); others: 404
+    # login → permission (admin | maintain | write | triage | read); others: 404. The author of
+    # the fakes' pull requests and comments, mona, has write access unless a test says otherwise.
     permissions: dict[str, str] = field(default_factory=dict)
     # comment id → logins that edited it (besides the bot's own writes)
     edits: dict[int, list[str]] = field(default_factory=dict)
     cache: CacheRest | None = None  # answers the cache REST API; None: 403 (no permission)
+
+    def __post_init__(self) -> None:
+        self.permissions.setdefault(AUTHOR, "write")
 
     def merge(self, number: int, sha: str) -> None:
         self.pulls[number].merged_in = sha
@@ -273,6 +279,8 @@ def repository_json(base: str = ANSWER_BASE, default_branch: str = "main") -> di
 def pull_json(pull: FakePullRequest, base: str = ANSWER_BASE) -> dict[str, Any]:
     """The pull request as the API answers it; ``base`` is the repository's API URL."""
     repo = {"full_name": REPOSITORY, "name": NAME, "owner": {"login": OWNER}}
+    owner, name = pull.head_repo.split("/")
+    head_repo = {"full_name": pull.head_repo, "name": name, "owner": {"login": owner}}
     return {
         "url": f"{base}/pulls/{pull.number}",
         "html_url": f"https://github.com/{REPOSITORY}/pull/{pull.number}",
@@ -282,7 +290,7 @@ def pull_json(pull: FakePullRequest, base: str = ANSWER_BASE) -> dict[str, Any]:
         "body": pull.body,
         "draft": False,
         "user": {"login": pull.author, "type": "User"},
-        "head": {"ref": pull.head_ref, "sha": HEAD_SHA, "repo": repo},
+        "head": {"ref": pull.head_ref, "sha": HEAD_SHA, "repo": head_repo},
         "base": {"ref": pull.base_ref, "sha": BASE_SHA, "repo": repo},
         "merged_at": "2026-11-29T11:00:00Z" if pull.merged_in else None,
         "merge_commit_sha": pull.merged_in,

@@ -63,12 +63,14 @@ def pull_request_event(
     }
 
 
-def comment_event(body: str, association: str = "COLLABORATOR", number: int = 7) -> dict[str, Any]:
-    """A new comment on pull request ``number`` (an ``issue_comment`` event)."""
+def comment_event(
+    body: str, association: str = "COLLABORATOR", number: int = 7, login: str = "mona"
+) -> dict[str, Any]:
+    """A new comment by ``login`` on pull request ``number`` (an ``issue_comment`` event)."""
     return {
         "action": "created",
         "issue": {"number": number, "pull_request": {"url": "x"}, "user": {"login": "mona"}},
-        "comment": {"body": body, "author_association": association},
+        "comment": {"body": body, "author_association": association, "user": {"login": login}},
         "repository": {"full_name": REPOSITORY, "default_branch": "main"},
     }
 
