@@ -55,6 +55,7 @@ class Services:
     layer_admin: Callable[[str], LayerAdmin] | None = None  # lists and prunes a ref's entries
     clock: Callable[[], float] = time.time
     lossless: bool = True  # False only to measure what newest-entry-wins loses
+    sources_from_base: bool = True  # a PR run reads memory_sources at the base commit
 
 
 @dataclass(frozen=True)
@@ -69,6 +70,7 @@ class Plan:
     files: MemoryFiles
     scratch: Path  # an empty folder for this run's restores that are only read
     refusals: RefusalLog = field(default_factory=RefusalLog)
+    changed_sources: tuple[str, ...] = ()  # read-only sources the pull request changes
 
     @property
     def folder(self) -> Path:

@@ -8,6 +8,7 @@ redacted from everything shown, whatever the model wrote.
 from __future__ import annotations
 
 from memory_action import report
+from memory_action.base_sources import changed_note
 from memory_action.context import Trust
 from memory_action.memory.merge import merge_text
 from memory_action.memory.proposals import (
@@ -127,6 +128,17 @@ def _pending_note(plan: Plan, outcome: Outcome) -> str | None:
     )
 
 
+def _sources_note(plan: Plan) -> str:
+    pr = plan.context.pull_request
+    return changed_note(plan.changed_sources, pr.base_ref if pr is not None else "")
+
+
+def _with_sources_note(plan: Plan, review: str) -> str:
+    """The review, after a note when the pull request changes a read-only memory source."""
+    note = _sources_note(plan)
+    return f"> {note}\n\n{review}" if note else review
+
+
 def _safe(plan: Plan, text: str) -> str:
     return redact(text, plan.masked)[0]
 
@@ -150,7 +162,7 @@ def post_comment(plan: Plan, outcome: Outcome) -> str:
         )
     body = report.render_comment(
         agent_name=settings.agent_name,
-        review_markdown=_safe(plan, outcome.answer),
+        review_markdown=_with_sources_note(plan, _safe(plan, outcome.answer)),
         memory_diff=_safe(plan, outcome.memory_diff),
         memory_note=outcome.save_note,
         run_url=plan.context.run_url,
@@ -210,7 +222,9 @@ def write_summary(plan: Plan, outcome: Outcome) -> None:
                 if proposal is not None and not plan.scope.may_write
                 else ""
             ),
-            notes=(*outcome.start.notes, *outcome.notes),
+            notes=tuple(
+                note for note in (_sources_note(plan), *outcome.start.notes, *outcome.notes) if note
+            ),
             changes_markdown=render_changes_markdown(changes),
         )
     )
