@@ -96,6 +96,13 @@ class RunContext:
         return f"{self.server_url}/{self.repository}/actions/runs/{self.run_id}"
 
     @property
+    def workflow_path(self) -> str:
+        """The workflow file of ``workflow_ref`` (.github/workflows/x.yml); "" when unknown."""
+        named, _, _ = self.workflow_ref.partition("@")
+        prefix = f"{self.repository}/"
+        return named[len(prefix) :] if named.lower().startswith(prefix.lower()) else ""
+
+    @property
     def owner(self) -> str:
         return self.repository.partition("/")[0]
 

@@ -72,6 +72,15 @@ class StickyComment:
     updated_at: datetime
 
 
+@dataclass(frozen=True)
+class WorkflowRun:
+    """A run a proposal names, as ``GET /repos/{owner}/{repo}/actions/runs/{id}`` answers."""
+
+    id: int
+    repository: str  # owner/name
+    path: str  # the workflow file: .github/workflows/review.yml
+
+
 class TrustedComment(NamedTuple):
     """The comment to apply, or None; ``reason`` says why, for the log, in either case."""
 
@@ -171,7 +180,9 @@ def trusted_comment(client: GitHubClient, pr_number: int, marker: str) -> Truste
     editors, why = _editors(client, comment)
     if editors is None:
         return TrustedComment(None, f"ignored {name}: {why}")
-    people = [login for login in editors if login not in {comment.author_login, ACTIONS_BOT}]
+    # The author is this client's identity (``sticky_comment``): its edits are our runs'. Any
+    # other account, github-actions[bot] included, needs write access.
+    people = [login for login in editors if login != comment.author_login]
     for login in people:
         allowed, access = client.write_access(login)
         if not allowed:
@@ -258,3 +269,24 @@ def ask_write_access(client: GitHubClient, login: str) -> tuple[bool, str]:
     if permission in TRUSTED_ROLES or role in TRUSTED_ROLES:
         return True, f"permission {permission}, role {role}"
     return False, f"who has no write access (permission {permission}, role {role})"
+
+
+# --- workflow runs ------------------------------------------------------------------------------
+
+
+def workflow_run(client: GitHubClient, run_id: int) -> WorkflowRun:
+    """The run with this id in the client's repository; ``GitHubError`` when GitHub does not say
+    (no such run, or a token without ``actions: read``) or answers with something else."""
+    repository = client.repository
+    with client.api(f"reading workflow run {run_id}"):
+        _, data = repository.requester.requestJsonAndCheck(
+            "GET", f"{repository.url}/actions/runs/{run_id}"
+        )
+    not_a_run = GitHubError(f"reading workflow run {run_id}: GitHub's answer is not a run")
+    if not isinstance(data, dict):
+        raise not_a_run
+    repo, path = data.get("repository"), data.get("path")
+    name = repo.get("full_name") if isinstance(repo, dict) else None
+    if data.get("id") != run_id or not isinstance(name, str) or not isinstance(path, str):
+        raise not_a_run
+    return WorkflowRun(id=run_id, repository=name, path=path.partition("@")[0])

@@ -27,7 +27,12 @@ from memory_action.store.base import LayerAdmin, MemoryStore, SaveResult
 if TYPE_CHECKING:
     from langchain_core.language_models import BaseChatModel
 
-    from memory_action.github_promotion import MergedPullRequest, StickyComment, TrustedComment
+    from memory_action.github_promotion import (
+        MergedPullRequest,
+        StickyComment,
+        TrustedComment,
+        WorkflowRun,
+    )
 
 
 class GitHubAccess(PullRequestCommenter, Protocol):
@@ -42,6 +47,8 @@ class GitHubAccess(PullRequestCommenter, Protocol):
     ) -> list[MergedPullRequest]: ...
 
     def trusted_comment(self, pr_number: int, marker: str) -> TrustedComment: ...
+
+    def workflow_run(self, run_id: int) -> WorkflowRun: ...
 
 
 @dataclass(frozen=True)

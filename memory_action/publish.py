@@ -25,6 +25,7 @@ from memory_action.memory.provenance import changed_entries, render_changes_mark
 from memory_action.memory.render import approx_tokens, render_memory_block
 from memory_action.memory.scrub import redact
 from memory_action.plan import Outcome, Plan
+from memory_action.promotion import verified_proposal
 from memory_action.pull_request import CommentPermissionError
 from memory_action.settings import ScopeKind
 
@@ -80,6 +81,17 @@ def _with_unticked(plan: Plan, outcome: Outcome, previous: str) -> str:
         return outcome.final
     merged = merge_text(started, outcome.final, everything)
     return outcome.final if merged.conflicts else merged.text
+
+
+def _verified(plan: Plan, previous: str) -> str:
+    """The previous comment, or "" when it carries a block for this pull request that runs of
+    this workflow did not write (``promotion.verified_proposal``): its items and ticks are
+    not carried over."""
+    pr = plan.context.pull_request
+    old = decode_block(previous, plan.settings.agent_name)
+    if pr is None or old is None or old.pr != pr.number:
+        return previous
+    return previous if verified_proposal(plan, previous, pr.number)[0] is not None else ""
 
 
 def _carried_states(previous: str, agent: str, proposal: Proposal) -> dict[str, bool]:
@@ -152,7 +164,7 @@ def post_comment(plan: Plan, outcome: Outcome) -> str:
     proposal = proposal_for(plan, outcome)
     proposal_markdown, previous = "", ""
     if proposal is not None or _started_from_comment(outcome):
-        previous = github.find_sticky_comment(pr.number, marker) or ""
+        previous = _verified(plan, github.find_sticky_comment(pr.number, marker) or "")
         proposal = proposal_for(plan, outcome, previous)
     if proposal is not None:
         proposal_markdown = render_proposal(

@@ -19,7 +19,7 @@ from typing import Any
 from langchain_core.language_models import BaseChatModel
 
 from memory_action.main import main
-from tests.fakes.github_api import API_URL, BASE_SHA, HEAD_SHA, REPOSITORY
+from tests.fakes.github_api import API_URL, BASE_SHA, HEAD_SHA, REPOSITORY, WORKFLOW_REF
 
 TOKEN = "ghs_" + "W0rkf1ow" * 5
 ACTION_DEFAULTS = {
@@ -128,6 +128,7 @@ class ActionRunner:
             GITHUB_SHA=HEAD_SHA,
             GITHUB_RUN_ID=str(self.run_id),
             GITHUB_RUN_ATTEMPT="1",
+            GITHUB_WORKFLOW_REF=WORKFLOW_REF,
             GITHUB_ACTOR="mona",
             GITHUB_SERVER_URL="https://github.com",
             GITHUB_API_URL=API_URL,

@@ -45,7 +45,10 @@ def fixture(name: str) -> Any:
 
 
 def client(api_url: str = DEFAULT_API_URL) -> GitHubClient:
-    return GitHubClient(TOKEN, api_url, "octo-org/octo-repo", retries=0)
+    """A client whose token is the workflow's (how GitHub names it is test_github_client's)."""
+    return GitHubClient(
+        TOKEN, api_url, "octo-org/octo-repo", retries=0, bot_login="github-actions[bot]"
+    )
 
 
 @pytest.fixture
