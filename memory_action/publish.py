@@ -7,6 +7,8 @@ redacted from everything shown, whatever the model wrote.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from memory_action import report
 from memory_action.base_sources import changed_note
 from memory_action.context import Trust
@@ -94,6 +96,33 @@ def _verified(plan: Plan, previous: str) -> str:
     return previous if verified_proposal(plan, previous, pr.number)[0] is not None else ""
 
 
+def _keeping_trusted_items(plan: Plan, previous: str, proposal: Proposal | None) -> Proposal | None:
+    """An untrusted run may add unticked items; it may never drop, change or untick an item a
+    trusted run proposed and people left ticked. When its proposal keeps every such item, they
+    keep their trusted run's flag and stamp (so the next untrusted run must keep them too);
+    when it does not, the comment keeps the proposal it had."""
+    pr = plan.context.pull_request
+    old = decode_block(previous, plan.settings.agent_name)
+    if plan.context.trust is Trust.TRUSTED or pr is None or old is None or old.pr != pr.number:
+        return proposal
+    states = task_states(previous)
+    kept = {item.id: item for item in old.items if item.trusted and states.get(item.id, False)}
+    ids = {item.id for item in proposal.items} if proposal is not None else set()
+    if proposal is not None and kept.keys() <= ids:
+        items = tuple(
+            replace(item, trusted=True, stamp=kept[item.id].stamp) if item.id in kept else item
+            for item in proposal.items
+        )
+        return replace(proposal, items=items)
+    if not kept:
+        return proposal
+    plan.log.warning(
+        "Memory: this untrusted run would drop or change items a trusted run proposed and people "
+        "left ticked; the comment keeps the memory proposal it had."
+    )
+    return old
+
+
 def _carried_states(previous: str, agent: str, proposal: Proposal) -> dict[str, bool]:
     """The ticks of the comment this one replaces (``task_states``), for the items it listed.
 
@@ -163,9 +192,10 @@ def post_comment(plan: Plan, outcome: Outcome) -> str:
     marker = report.comment_marker(settings.agent_name)
     proposal = proposal_for(plan, outcome)
     proposal_markdown, previous = "", ""
-    if proposal is not None or _started_from_comment(outcome):
+    untrusted = plan.context.trust is not Trust.TRUSTED
+    if proposal is not None or _started_from_comment(outcome) or untrusted:
         previous = _verified(plan, github.find_sticky_comment(pr.number, marker) or "")
-        proposal = proposal_for(plan, outcome, previous)
+        proposal = _keeping_trusted_items(plan, previous, proposal_for(plan, outcome, previous))
     if proposal is not None:
         proposal_markdown = render_proposal(
             proposal,
