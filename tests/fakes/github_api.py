@@ -26,7 +26,8 @@ REQUEST_BASE = f"{API_URL}:443/repos/{REPOSITORY}"
 ANSWER_BASE = f"{API_URL}/repos/{REPOSITORY}"
 HEAD_SHA = "6dcb09b5b57875f334f61aebed695e2e4193db5e"
 BASE_SHA = "1" * 40
-BOT = {"login": "github-actions[bot]", "id": 41898282, "type": "Bot"}
+BOT_LOGIN = "github-actions[bot]"
+BOT = {"login": BOT_LOGIN, "id": 41898282, "type": "Bot"}
 AUTHOR = "mona"
 WORKFLOW_PATH = ".github/workflows/review.yml"
 WORKFLOW_REF = f"{REPOSITORY}/{WORKFLOW_PATH}@refs/heads/main"
@@ -69,7 +70,7 @@ class FakeGitHub:
     edits: dict[int, list[str]] = field(default_factory=dict)
     cache: CacheRest | None = None  # answers the cache REST API; None: 403 (no permission)
     # The login GraphQL ``viewer`` names for the token (None: the query fails).
-    viewer: str | None = BOT["login"]
+    viewer: str | None = BOT_LOGIN
     # Workflow runs: id → (repository, workflow path), or None for a 404. Any other id is a run
     # of WORKFLOW_PATH in REPOSITORY, as every run of ``ActionRunner`` is.
     runs: dict[int, tuple[str, str] | None] = field(default_factory=dict)
@@ -174,7 +175,7 @@ class FakeGitHub:
     def _create_comment(self, request: requests.PreparedRequest, number: str) -> Reply:
         if self.read_only:
             return 403, {}, json.dumps({"message": "Resource not accessible by integration"})
-        author = self.viewer or BOT["login"]
+        author = self.viewer or BOT_LOGIN
         comment = self.add_comment(int(number), json.loads(request.body or "{}")["body"], author)
         return 201, {}, json.dumps(comment)
 
