@@ -3,16 +3,25 @@
 The context carries the trust decision of the design's table: which runs are trusted, and which
 may write memory. Untrusted input (a fork's pull request, a comment by a non-collaborator) never
 writes; events whose cache token is read-only (``pull_request_target``, ``issue_comment``) cannot.
+
+Trust comes from the repository permission of the person whose input the run reads (the pull
+request's author, or the commenter): ``admin``, ``maintain`` or ``write``. The payload does not
+say it: ``load_context`` decides without it (an association that never has write access is
+untrusted at once, every other one is untrusted until confirmed), and ``settle_trust`` asks
+GitHub (``TrustLookup``) once per person and decides again. A run over a fork's content is
+untrusted whoever asked for it; an ``issue_comment`` payload does not say whether the pull request
+comes from a fork, so ``settle_trust`` asks that too.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import enum
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from memory_action.errors import EventError, UnsupportedEvent
 
@@ -27,7 +36,12 @@ PR_ACTIONS = ("opened", "synchronize", "reopened", "ready_for_review")
 BRANCH_EVENTS = ("push", "schedule", "workflow_dispatch", "repository_dispatch")
 # Events that run in the default branch's context with a read-only cache token (2026-06-26).
 READ_ONLY_CACHE_EVENTS = ("pull_request_target", "issue_comment", "workflow_run")
-WRITE_ASSOCIATIONS = ("OWNER", "MEMBER", "COLLABORATOR")
+# Associations that never come with write access: untrusted without asking GitHub. Any other
+# (OWNER, MEMBER, COLLABORATOR: an organisation member may only read, a collaborator may only
+# triage) is trusted only when the person's repository permission says so.
+NO_WRITE_ASSOCIATIONS = frozenset(
+    {"NONE", "FIRST_TIMER", "FIRST_TIME_CONTRIBUTOR", "CONTRIBUTOR", "MANNEQUIN"}
+)
 SUPPORTED = (*PR_EVENTS, *BRANCH_EVENTS, "issue_comment")
 
 
@@ -65,6 +79,8 @@ class RunContext:
     write_note: str  # why this run may not write ("" when it may)
     commits: tuple[str, ...] = ()  # a push's commits, head first (to find merged PRs)
     job: str = ""  # GITHUB_JOB: the job's id in the workflow (matrix legs share it)
+    comment_author: str = ""  # issue_comment only: the commenter's login
+    workflow_ref: str = ""  # GITHUB_WORKFLOW_REF: owner/name/.github/workflows/x.yml@ref
 
     @property
     def branch(self) -> str | None:
@@ -79,6 +95,13 @@ class RunContext:
     @property
     def run_url(self) -> str:
         return f"{self.server_url}/{self.repository}/actions/runs/{self.run_id}"
+
+    @property
+    def workflow_path(self) -> str:
+        """The workflow file of ``workflow_ref`` (.github/workflows/x.yml); "" when unknown."""
+        named, _, _ = self.workflow_ref.partition("@")
+        prefix = f"{self.repository}/"
+        return named[len(prefix) :] if named.lower().startswith(prefix.lower()) else ""
 
     @property
     def owner(self) -> str:
@@ -176,7 +199,8 @@ def _comment_pull_request(payload: Mapping[str, Any]) -> PullRequestRef:
         head_sha="",
         author=_text(issue, "user", "login", default=""),
         author_association=_text(issue, "author_association", default="NONE").upper(),
-        is_fork=False,  # unknown from the payload; this event never writes anyway
+        # Unknown from the payload: a fork, the safe side, until ``settle_trust`` asks GitHub.
+        is_fork=True,
     )
 
 
@@ -187,24 +211,79 @@ def _check_action(event: str, action: str) -> None:
         raise UnsupportedEvent(f"issue_comment with action '{action}'")
 
 
-def _trust(
-    event: str, pr: PullRequestRef | None, comment_association: str
+def decide_trust(
+    event: str, pr: PullRequestRef | None, association: str, writer: bool | None
 ) -> tuple[Trust, bool, str]:
-    """The design's table: (trust level, may this run write memory, why not)."""
+    """The design's table: (trust level, may this run write memory, why not).
+
+    ``association`` is the ``author_association`` of the person whose input the run reads (the
+    commenter for ``issue_comment``, else the pull request's author); ``writer`` whether their
+    repository permission is admin, maintain or write (None: not asked, so not trusted).
+    """
+    person = association not in NO_WRITE_ASSOCIATIONS and writer is True
     if event == "issue_comment":
-        trusted = comment_association in WRITE_ASSOCIATIONS
+        trusted = person and pr is not None and not pr.is_fork
         trust = Trust.TRUSTED if trusted else Trust.UNTRUSTED
         return trust, False, "issue_comment runs get a read-only cache token"
-    if pr is not None and (pr.is_fork or pr.author_association not in WRITE_ASSOCIATIONS):
+    if pr is not None and (pr.is_fork or not person):
         if event == "pull_request_target":
             return Trust.UNTRUSTED, False, "pull_request_target runs get a read-only cache token"
         who = (
-            "a fork" if pr.is_fork else f"an author without write access ({pr.author_association})"
+            "a fork"
+            if pr.is_fork
+            else f"an author without write access ({association})"
+            if association in NO_WRITE_ASSOCIATIONS or writer is False
+            else f"an author whose write access GitHub did not confirm ({association})"
         )
         return Trust.UNTRUSTED, False, f"the pull request comes from {who}"
     if event in READ_ONLY_CACHE_EVENTS:
         return Trust.TRUSTED, False, f"{event} runs get a read-only cache token"
     return Trust.TRUSTED, True, ""
+
+
+class TrustLookup(Protocol):
+    """What GitHub knows and the event payload does not (``GitHubClient`` answers)."""
+
+    def has_write_access(self, login: str) -> bool:
+        """Whether ``login``'s repository permission is admin, maintain or write; False when
+        GitHub does not say."""
+        ...
+
+    def head_repository(self, pr_number: int) -> str | None:
+        """The pull request's head repository (owner/name); "" for a deleted fork, None when
+        GitHub does not say."""
+        ...
+
+
+def _person(context: RunContext) -> tuple[str, str]:
+    """(login, association) of the person whose input the run reads."""
+    pr = context.pull_request
+    if context.event_name == "issue_comment":
+        return context.comment_author, context.comment_author_association
+    return (pr.author, pr.author_association) if pr is not None else ("", "")
+
+
+def settle_trust(context: RunContext, lookup: TrustLookup) -> RunContext:
+    """The context with the trust decision GitHub's answers allow (see the module docstring).
+
+    Asks only what the decision needs: nothing for runs without a pull request, nothing about a
+    person whose association already rules out write access or who asked about a fork.
+    """
+    pr = context.pull_request
+    if pr is None:
+        return context
+    if context.event_name == "issue_comment":
+        head = lookup.head_repository(pr.number)
+        same = head is not None and head.lower() == context.repository.lower()
+        pr = dataclasses.replace(pr, head_repo=head or "", is_fork=not same)
+    login, association = _person(context)
+    writer: bool | None = None
+    if login and not pr.is_fork and association not in NO_WRITE_ASSOCIATIONS:
+        writer = lookup.has_write_access(login)
+    trust, may_write, note = decide_trust(context.event_name, pr, association, writer)
+    return dataclasses.replace(
+        context, pull_request=pr, trust=trust, may_write=may_write, write_note=note
+    )
 
 
 def load_context(env: Mapping[str, str], payload: Mapping[str, Any]) -> RunContext:
@@ -218,7 +297,7 @@ def load_context(env: Mapping[str, str], payload: Mapping[str, Any]) -> RunConte
     if event in BRANCH_EVENTS and not ref.startswith("refs/heads/"):
         raise UnsupportedEvent(f"{event} on '{ref or 'no ref'}' (only branches are handled)")
     pr: PullRequestRef | None = None
-    comment_body = comment_association = ""
+    comment_body = comment_association = comment_author = ""
     if event in PR_EVENTS:
         pr = _pull_request(payload)
     elif event == "issue_comment":
@@ -226,7 +305,11 @@ def load_context(env: Mapping[str, str], payload: Mapping[str, Any]) -> RunConte
         comment_body = _text(payload, "comment", "body", default="")
         comment_association = _text(payload, "comment", "author_association", default="NONE")
         comment_association = comment_association.upper()
-    trust, may_write, note = _trust(event, pr, comment_association)
+        comment_author = _text(payload, "comment", "user", "login", default="")
+    association = comment_association if pr is None or event == "issue_comment" else ""
+    association = association or (pr.author_association if pr is not None else "")
+    # No one's permission is known yet: ``settle_trust`` decides again once GitHub has answered.
+    trust, may_write, note = decide_trust(event, pr, association, writer=None)
     repository = env.get("GITHUB_REPOSITORY") or _text(payload, "repository", "full_name")
     return RunContext(
         event_name=event,
@@ -249,6 +332,8 @@ def load_context(env: Mapping[str, str], payload: Mapping[str, Any]) -> RunConte
         write_note=note,
         commits=_pushed_commits(event, payload, env.get("GITHUB_SHA", "")),
         job=env.get("GITHUB_JOB", ""),
+        comment_author=comment_author,
+        workflow_ref=env.get("GITHUB_WORKFLOW_REF", ""),
     )
 
 

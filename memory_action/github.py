@@ -5,12 +5,13 @@ agent (``PullRequestCommenter``). Every PyGithub error becomes one line: a ``Git
 the HTTP status and GitHub's message (never the token), or a ``CommentPermissionError`` when a
 comment may not be written (a fork pull request's read-only token).
 
-Which comment is ours: the workflow's ``GITHUB_TOKEN`` is an installation token, and
-``GET /user`` answers 403 for it, so the client cannot ask who it is. Instead a comment is ours
-when it contains the agent's marker and its author is a bot (``user.type == "Bot"``: the
-``github-actions[bot]`` of the workflow token, or a GitHub App's bot). A person quoting the marker
-never has their comment edited. With a personal access token the comments are written by a user:
-pass ``bot_login`` (that user's login) to match on the author's login instead.
+Which comment is ours: one that contains the agent's marker and was created by the identity of
+the token the client uses (``identity``), never another bot's that echoes pull request text. The
+workflow's ``GITHUB_TOKEN`` and a GitHub App's installation token get 403 from ``GET /user``, but
+GraphQL ``viewer`` answers for every kind of token: ``github-actions[bot]``, ``<app>[bot]``, or a
+person's login for a personal access token. When GitHub does not answer, the identity is
+``github-actions[bot]``, the workflow token's, the usual case: with another token no comment is
+then found, a new one is created and nothing foreign is trusted. ``bot_login`` sets it instead.
 
 After a merge, the push run asks which pull requests were merged and whether their sticky comment
 may be trusted: those methods delegate to ``github_promotion``.
@@ -36,7 +37,13 @@ from urllib3.util import Retry
 from memory_action import __version__
 from memory_action import github_promotion as promotion
 from memory_action.errors import GitHubError
-from memory_action.github_promotion import MergedPullRequest, StickyComment, TrustedComment
+from memory_action.github_promotion import (
+    ACTIONS_BOT,
+    MergedPullRequest,
+    StickyComment,
+    TrustedComment,
+    WorkflowRun,
+)
 from memory_action.pull_request import (
     ChangedFile,
     CommentPermissionError,
@@ -49,6 +56,7 @@ from memory_action.sticky import fold_duplicates
 DEFAULT_API_URL = "https://api.github.com"
 MAX_FILE_BYTES = 2 * 1024 * 1024  # larger files are no use to a reviewing model
 _BINARY_SNIFF = 8_192  # a NUL byte in the first 8 KiB means binary, as git decides
+_VIEWER = "query { viewer { __typename login } }"
 _PERMISSION_HINT = (
     "a fork pull request's token is read-only; otherwise grant the workflow "
     "`permissions: pull-requests: write`"
@@ -80,6 +88,8 @@ class GitHubClient:
         self._timeout = timeout_seconds
         self._bot_login = bot_login
         self.max_file_bytes = max_file_bytes
+        self._write_access: dict[str, tuple[bool, str]] = {}  # login → answer, once per run
+        self._runs: dict[int, WorkflowRun] = {}
 
     @cached_property
     def repository(self) -> Repository:
@@ -162,11 +172,25 @@ class GitHubClient:
             ]
 
     def _is_ours(self, author: NamedUser | Organization | None) -> bool:
-        if author is None:  # a deleted account
-            return False
+        return author is not None and author.login == self.identity  # None: a deleted account
+
+    @cached_property
+    def identity(self) -> str:
+        """The login the token writes comments as (see the module docstring), asked once."""
         if self._bot_login is not None:
-            return author.login == self._bot_login
-        return author.type == "Bot"
+            return self._bot_login
+        requester = self.repository.requester
+        try:
+            with self.api("asking GitHub who the token is"):
+                _, answer = requester.requestJsonAndCheck(
+                    "POST", requester.graphql_url, input={"query": _VIEWER}
+                )
+            viewer = answer["data"]["viewer"]
+            login, kind = str(viewer["login"]), viewer.get("__typename")
+        except (GitHubError, KeyError, TypeError, AttributeError):
+            return ACTIONS_BOT
+        # GraphQL may name a bot without the "[bot]" the REST API shows on its comments.
+        return f"{login}[bot]" if kind == "Bot" and not login.endswith("[bot]") else login
 
     # --- after a merge: which memory changes to apply (github_promotion.py) ---------------------
 
@@ -184,9 +208,32 @@ class GitHubClient:
         """Who edited the comment; None when GitHub cannot tell (then it is not trusted)."""
         return promotion.comment_editors(self, comment)
 
+    def write_access(self, login: str) -> tuple[bool, str]:
+        """Whether ``login`` may write to the repository (admin, maintain or write) and how
+        GitHub answered; False when it does not say. Asked once per person per client."""
+        if login not in self._write_access:
+            self._write_access[login] = promotion.ask_write_access(self, login)
+        return self._write_access[login]
+
     def has_write_access(self, login: str) -> bool:
-        """Whether ``login`` may write to the repository; False when GitHub does not say."""
-        return promotion.has_write_access(self, login)
+        """``TrustLookup``: whether ``login`` may write to the repository."""
+        return self.write_access(login)[0]
+
+    def workflow_run(self, run_id: int) -> WorkflowRun:
+        """A run of this repository (``GitHubError`` when GitHub does not say), asked once."""
+        if run_id not in self._runs:
+            self._runs[run_id] = promotion.workflow_run(self, run_id)
+        return self._runs[run_id]
+
+    def head_repository(self, pr_number: int) -> str | None:
+        """``TrustLookup``: the pull request's head repository ("" for a deleted fork); None
+        when GitHub does not say."""
+        try:
+            with self.api(f"reading pull request #{pr_number}"):
+                head = self.repository.get_pull(pr_number).head.repo
+                return head.full_name if head is not None else ""
+        except GitHubError:
+            return None
 
     def trusted_comment(self, pr_number: int, marker: str) -> TrustedComment:
         """The sticky comment if only our bot and people with write access edited it, and why."""

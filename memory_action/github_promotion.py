@@ -6,7 +6,7 @@ and applies only the items checked in it. Anyone who may comment can edit nothin
 comments, yet a comment of ours may be edited by everyone with triage or write access, and a
 ticked box is an edit. So a comment counts (``trusted_comment``) only when every edit GitHub
 recorded for it (GraphQL ``userContentEdits``) was made by our bot or by someone with write
-access (``has_write_access``).
+access (``ask_write_access``, asked once per person by ``GitHubClient.write_access``).
 
 Listing the merged pull requests is a call the push run cannot do without: its failures are a
 ``GitHubError``. The checks of a comment fail closed: when GitHub cannot tell (an error, a missing
@@ -70,6 +70,15 @@ class StickyComment:
     author_login: str  # as the REST API spells it ("github-actions[bot]")
     created_at: datetime
     updated_at: datetime
+
+
+@dataclass(frozen=True)
+class WorkflowRun:
+    """A run a proposal names, as ``GET /repos/{owner}/{repo}/actions/runs/{id}`` answers."""
+
+    id: int
+    repository: str  # owner/name
+    path: str  # the workflow file: .github/workflows/review.yml
 
 
 class TrustedComment(NamedTuple):
@@ -159,14 +168,6 @@ def comment_editors(client: GitHubClient, comment: StickyComment) -> list[str] |
     return _editors(client, comment)[0]
 
 
-def has_write_access(client: GitHubClient, login: str) -> bool:
-    """Whether ``login`` may write to the repository (admin, maintain or write); False if unknown.
-
-    ``github-actions[bot]`` is trusted without asking: its edits are this workflow's own.
-    """
-    return _write_access(client, login)[0]
-
-
 def trusted_comment(client: GitHubClient, pr_number: int, marker: str) -> TrustedComment:
     """The sticky comment, if everyone but our bot who edited it has write access."""
     try:
@@ -179,9 +180,11 @@ def trusted_comment(client: GitHubClient, pr_number: int, marker: str) -> Truste
     editors, why = _editors(client, comment)
     if editors is None:
         return TrustedComment(None, f"ignored {name}: {why}")
-    people = [login for login in editors if login not in {comment.author_login, ACTIONS_BOT}]
+    # The author is this client's identity (``sticky_comment``): its edits are our runs'. Any
+    # other account, github-actions[bot] included, needs write access.
+    people = [login for login in editors if login != comment.author_login]
     for login in people:
-        allowed, access = _write_access(client, login)
+        allowed, access = client.write_access(login)
         if not allowed:
             return TrustedComment(None, f"ignored {name}: edited by {login}, {access}")
     if not people:
@@ -249,10 +252,10 @@ def _login(actor: Any) -> str | None:
 # --- permission ---------------------------------------------------------------------------------
 
 
-def _write_access(client: GitHubClient, login: str) -> tuple[bool, str]:
-    """Whether ``login`` has write access, and how GitHub answered, for the reason."""
-    if login == ACTIONS_BOT:
-        return True, "the workflow's own bot"
+def ask_write_access(client: GitHubClient, login: str) -> tuple[bool, str]:
+    """Whether ``login`` may write to the repository (admin, maintain or write), and how GitHub
+    answered, for a reason; False when GitHub does not say. No login is trusted without asking:
+    ``github-actions[bot]`` is every workflow of the repository, not only this one."""
     path = f"/collaborators/{urllib.parse.quote(login, safe='')}/permission"
     repository = client.repository
     try:
@@ -266,3 +269,24 @@ def _write_access(client: GitHubClient, login: str) -> tuple[bool, str]:
     if permission in TRUSTED_ROLES or role in TRUSTED_ROLES:
         return True, f"permission {permission}, role {role}"
     return False, f"who has no write access (permission {permission}, role {role})"
+
+
+# --- workflow runs ------------------------------------------------------------------------------
+
+
+def workflow_run(client: GitHubClient, run_id: int) -> WorkflowRun:
+    """The run with this id in the client's repository; ``GitHubError`` when GitHub does not say
+    (no such run, or a token without ``actions: read``) or answers with something else."""
+    repository = client.repository
+    with client.api(f"reading workflow run {run_id}"):
+        _, data = repository.requester.requestJsonAndCheck(
+            "GET", f"{repository.url}/actions/runs/{run_id}"
+        )
+    not_a_run = GitHubError(f"reading workflow run {run_id}: GitHub's answer is not a run")
+    if not isinstance(data, dict):
+        raise not_a_run
+    repo, path = data.get("repository"), data.get("path")
+    name = repo.get("full_name") if isinstance(repo, dict) else None
+    if data.get("id") != run_id or not isinstance(name, str) or not isinstance(path, str):
+        raise not_a_run
+    return WorkflowRun(id=run_id, repository=name, path=path.partition("@")[0])

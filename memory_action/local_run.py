@@ -71,6 +71,7 @@ def review(args: argparse.Namespace, env: Mapping[str, str], workflow: Workflow)
             github=github,
             model_factory=model_factory(settings, env),
             layer_admin=lambda _ref: LocalLayerAdmin(store),
+            sources_from_base=False,  # the person at the terminal chose --sources-dir
         )
         result = pipeline.run(settings, context, services)
     print(result.response)

@@ -10,7 +10,7 @@ import os
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING
 
-from memory_action.context import RunContext, load_context, read_event
+from memory_action.context import RunContext, load_context, read_event, settle_trust
 from memory_action.errors import MemoryActionError, UnsupportedEvent
 from memory_action.gha import Workflow
 from memory_action.settings import Settings, parse_settings
@@ -18,6 +18,7 @@ from memory_action.settings import Settings, parse_settings
 if TYPE_CHECKING:
     from langchain_core.language_models import BaseChatModel
 
+    from memory_action.github import GitHubClient
     from memory_action.pipeline import Services
 
 
@@ -52,8 +53,12 @@ def _run_action(
     mask_secrets(settings, workflow)
     context = load_context(env, read_event(env.get("GITHUB_EVENT_PATH")))
     from memory_action import pipeline  # noqa: PLC0415 - keep unhandled events fast
+    from memory_action.github import GitHubClient  # noqa: PLC0415
 
-    services = build_services(settings, context, env, workflow, build_model)
+    github = GitHubClient(settings.github_token.reveal(), context.api_url, context.repository)
+    # The payload cannot say who may write or whether a commented pull request is a fork.
+    context = settle_trust(context, github)
+    services = build_services(settings, context, env, workflow, build_model, github=github)
     result = pipeline.run(settings, context, services)
     for name, value in result.outputs().items():
         workflow.set_output(name, value)
@@ -72,13 +77,16 @@ def build_services(
     env: Mapping[str, str],
     workflow: Workflow,
     build_model: Callable[[], BaseChatModel] | None = None,
+    *,
+    github: GitHubClient | None = None,
 ) -> Services:
     from memory_action import pipeline  # noqa: PLC0415
     from memory_action.github import GitHubClient  # noqa: PLC0415
     from memory_action.store.factory import actions_store  # noqa: PLC0415
 
     choice = actions_store(settings, context, env, workflow)
-    github = GitHubClient(settings.github_token.reveal(), context.api_url, context.repository)
+    if github is None:
+        github = GitHubClient(settings.github_token.reveal(), context.api_url, context.repository)
     return pipeline.Services(
         workflow=workflow,
         store=choice.store,

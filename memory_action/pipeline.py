@@ -14,6 +14,7 @@ import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from memory_action.base_sources import BaseSources, at_base
 from memory_action.context import RunContext
 from memory_action.errors import GitHubError
 from memory_action.layers import Committed, Fetched, StartingMemory, restore_layers
@@ -56,18 +57,33 @@ __all__ = [
 
 def run(settings: Settings, context: RunContext, services: Services) -> RunResult:
     with tempfile.TemporaryDirectory(prefix="memory-agent-") as scratch:
+        files = MemoryFiles.from_settings(
+            settings, context.workspace, services.workflow.masked_values
+        )
+        sources = _sources_at_base(settings, context, services, files, Path(scratch))
         the_plan = Plan(
             settings=settings,
             context=context,
             services=services,
             mode=resolve_mode(settings, context),
             scope=compute_scope(settings, context),
-            files=MemoryFiles.from_settings(
-                settings, context.workspace, services.workflow.masked_values
-            ),
+            files=sources.files,
             scratch=Path(scratch),
+            changed_sources=sources.changed,
         )
         return _run(the_plan)
+
+
+def _sources_at_base(
+    settings: Settings, context: RunContext, services: Services, files: MemoryFiles, scratch: Path
+) -> BaseSources:
+    """A pull request may not rewrite its own standing instructions: its runs read the
+    read-only memory sources at the base commit (``base_sources``)."""
+    pr, github = context.pull_request, services.github
+    wanted = settings.enable_memory and files.read_only and services.sources_from_base
+    if pr is None or github is None or not wanted:
+        return BaseSources(files, ())
+    return at_base(files, github.pull_request(pr.number), scratch / "base-sources")
 
 
 def _run(the_plan: Plan) -> RunResult:

@@ -27,7 +27,12 @@ from memory_action.store.base import LayerAdmin, MemoryStore, SaveResult
 if TYPE_CHECKING:
     from langchain_core.language_models import BaseChatModel
 
-    from memory_action.github_promotion import MergedPullRequest, StickyComment, TrustedComment
+    from memory_action.github_promotion import (
+        MergedPullRequest,
+        StickyComment,
+        TrustedComment,
+        WorkflowRun,
+    )
     from memory_action.review.engine import ReviewResult
 
 
@@ -44,6 +49,8 @@ class GitHubAccess(PullRequestCommenter, Protocol):
 
     def trusted_comment(self, pr_number: int, marker: str) -> TrustedComment: ...
 
+    def workflow_run(self, run_id: int) -> WorkflowRun: ...
+
 
 @dataclass(frozen=True)
 class Services:
@@ -56,6 +63,7 @@ class Services:
     layer_admin: Callable[[str], LayerAdmin] | None = None  # lists and prunes a ref's entries
     clock: Callable[[], float] = time.time
     lossless: bool = True  # False only to measure what newest-entry-wins loses
+    sources_from_base: bool = True  # a PR run reads memory_sources at the base commit
 
 
 @dataclass(frozen=True)
@@ -70,6 +78,7 @@ class Plan:
     files: MemoryFiles
     scratch: Path  # an empty folder for this run's restores that are only read
     refusals: RefusalLog = field(default_factory=RefusalLog)
+    changed_sources: tuple[str, ...] = ()  # read-only sources the pull request changes
 
     @property
     def folder(self) -> Path:

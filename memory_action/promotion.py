@@ -6,11 +6,16 @@ hidden block (``memory.proposals``). After the merge, the trusted ``push`` run o
 finds the merged PRs of its commits, reads their comments (ignoring any edited by someone
 without write access), and merges the ticked items into committed memory, keeping each item's
 original provenance.
+
+A block is read only when every run it names (each item's stamp) is a run of this workflow in
+this repository (``verified_proposal``): a comment that only looks like ours, carrying a block no
+run of this workflow wrote, is ignored with a warning, wherever it is read.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import re
 
 from memory_action.context import READ_ONLY_CACHE_EVENTS
 from memory_action.errors import GitHubError
@@ -30,6 +35,8 @@ from memory_action.report import comment_marker
 from memory_action.scope import Layer
 from memory_action.settings import ScopeKind
 from memory_action.store.base import RestoreResult
+
+_RUN_ID = re.compile(r"[0-9]{1,20}")
 
 
 def promote(plan: Plan, start: StartingMemory) -> StartingMemory:
@@ -55,9 +62,9 @@ def promote(plan: Plan, start: StartingMemory) -> StartingMemory:
         if comment is None:
             notes.append(f"nothing promoted from #{pull.number}: {reason}")
             continue
-        proposal = decode_block(comment.body, plan.settings.agent_name)
-        if proposal is None or proposal.pr != pull.number:
-            notes.append(f"nothing promoted from #{pull.number}: no valid memory proposal")
+        proposal, why = verified_proposal(plan, comment.body, pull.number)
+        if proposal is None:
+            notes.append(f"nothing promoted from #{pull.number}: {why}")
             continue
         before = text
         text, stamps, count = _apply(proposal, comment.body, text)
@@ -91,16 +98,55 @@ def _stamp(raw: object) -> Stamp | None:
         return None
 
 
+def verified_proposal(plan: Plan, body: str, pr_number: int) -> tuple[Proposal | None, str]:
+    """The proposal for ``pr_number`` in our comment ``body`` when every run it names is a run
+    of this workflow in this repository; else None and why (a warning when the block is there
+    but fails a check)."""
+    proposal = decode_block(body, plan.settings.agent_name)
+    if proposal is None or proposal.pr != pr_number:
+        return None, "no valid memory proposal"
+    why = _foreign_runs(plan, proposal)
+    if not why:
+        return proposal, ""
+    plan.log.warning(f"Memory: ignored the memory proposal in the comment on #{pr_number}: {why}.")
+    return None, f"the proposal was ignored: {why}"
+
+
+def _foreign_runs(plan: Plan, proposal: Proposal) -> str:
+    """Why ``proposal`` is not from runs of this workflow in this repository; "" if it is."""
+    github, context = plan.services.github, plan.context
+    workflow = context.workflow_path
+    if github is None or not workflow:
+        return "this run does not know its workflow (GITHUB_WORKFLOW_REF is not set)"
+    run_ids: set[int] = set()
+    for item in proposal.items:
+        run_id = (item.stamp or {}).get("run_id")
+        if not isinstance(run_id, str) or not _RUN_ID.fullmatch(run_id):
+            return f"item {item.id} names no workflow run"
+        run_ids.add(int(run_id))
+    for run_id in sorted(run_ids):
+        try:
+            run = github.workflow_run(run_id)
+        except GitHubError as exc:
+            return f"run {run_id} it names could not be checked (grant `actions: read`): {exc}"
+        if run.repository.lower() != context.repository.lower() or run.path != workflow:
+            return (
+                f"run {run_id} it names is a run of {run.path} in {run.repository}, "
+                f"not of {workflow} in {context.repository}"
+            )
+    return ""
+
+
 def _comment_proposal(plan: Plan) -> tuple[Proposal, str] | None:
     """This PR's proposal in our sticky comment, with the comment's body (ticks included)."""
     github, pr = plan.services.github, plan.context.pull_request
     if github is None or pr is None or plan.scope.overlay_prefix is None:
         return None
     comment = github.sticky_comment(pr.number, comment_marker(plan.settings.agent_name))
-    proposal = decode_block(comment.body, plan.settings.agent_name) if comment else None
-    if comment is None or proposal is None or proposal.pr != pr.number:
+    if comment is None:
         return None
-    return proposal, comment.body
+    proposal = verified_proposal(plan, comment.body, pr.number)[0]
+    return (proposal, comment.body) if proposal is not None else None
 
 
 def _ticked_text(proposal: Proposal, body: str) -> str | None:

@@ -7,7 +7,10 @@ redacted from everything shown, whatever the model wrote.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from memory_action import report
+from memory_action.base_sources import changed_note
 from memory_action.context import Trust
 from memory_action.memory.merge import merge_text
 from memory_action.memory.proposals import (
@@ -24,6 +27,7 @@ from memory_action.memory.provenance import changed_entries, render_changes_mark
 from memory_action.memory.render import render_memory_block
 from memory_action.memory.scrub import redact
 from memory_action.plan import Outcome, Plan
+from memory_action.promotion import verified_proposal
 from memory_action.pull_request import CommentPermissionError
 from memory_action.review.tokens import text_tokens
 from memory_action.settings import ScopeKind
@@ -82,6 +86,44 @@ def _with_unticked(plan: Plan, outcome: Outcome, previous: str) -> str:
     return outcome.final if merged.conflicts else merged.text
 
 
+def _verified(plan: Plan, previous: str) -> str:
+    """The previous comment, or "" when it carries a block for this pull request that runs of
+    this workflow did not write (``promotion.verified_proposal``): its items and ticks are
+    not carried over."""
+    pr = plan.context.pull_request
+    old = decode_block(previous, plan.settings.agent_name)
+    if pr is None or old is None or old.pr != pr.number:
+        return previous
+    return previous if verified_proposal(plan, previous, pr.number)[0] is not None else ""
+
+
+def _keeping_trusted_items(plan: Plan, previous: str, proposal: Proposal | None) -> Proposal | None:
+    """An untrusted run may add unticked items; it may never drop, change or untick an item a
+    trusted run proposed and people left ticked. When its proposal keeps every such item, they
+    keep their trusted run's flag and stamp (so the next untrusted run must keep them too);
+    when it does not, the comment keeps the proposal it had."""
+    pr = plan.context.pull_request
+    old = decode_block(previous, plan.settings.agent_name)
+    if plan.context.trust is Trust.TRUSTED or pr is None or old is None or old.pr != pr.number:
+        return proposal
+    states = task_states(previous)
+    kept = {item.id: item for item in old.items if item.trusted and states.get(item.id, False)}
+    ids = {item.id for item in proposal.items} if proposal is not None else set()
+    if proposal is not None and kept.keys() <= ids:
+        items = tuple(
+            replace(item, trusted=True, stamp=kept[item.id].stamp) if item.id in kept else item
+            for item in proposal.items
+        )
+        return replace(proposal, items=items)
+    if not kept:
+        return proposal
+    plan.log.warning(
+        "Memory: this untrusted run would drop or change items a trusted run proposed and people "
+        "left ticked; the comment keeps the memory proposal it had."
+    )
+    return old
+
+
 def _carried_states(previous: str, agent: str, proposal: Proposal) -> dict[str, bool]:
     """The ticks of the comment this one replaces (``task_states``), for the items it listed.
 
@@ -112,12 +154,19 @@ def _stamp_json(outcome: Outcome) -> dict[str, str | int | None]:
 
 
 def _pending_note(plan: Plan, outcome: Outcome) -> str | None:
+    """Why nothing was saved, and what happens to this run's items: ticked when the run is
+    trusted (a maintainer's comment on a same-repository pull request), unticked otherwise."""
     if outcome.saved.saved or plan.scope.may_write:
         return None
+    if plan.context.trust is Trust.TRUSTED:
+        return (
+            f"Not saved: {outcome.saved.reason}. Ticked items become committed memory when this "
+            "pull request is merged; untick an item to veto it."
+        )
     return (
-        f"Not saved: {outcome.saved.reason}. Items from a run that may not write memory start "
-        "unticked: a maintainer ticks the ones to accept, and ticked items become committed "
-        "memory when this pull request is merged."
+        f"Not saved: {outcome.saved.reason}. Items from an untrusted run (input from someone "
+        "without write access, or a fork's content) start unticked: a maintainer ticks the ones "
+        "to accept, and ticked items become committed memory when this pull request is merged."
     )
 
 
@@ -141,6 +190,17 @@ def figures(outcome: Outcome) -> report.ReviewFigures | None:
     )
 
 
+def _sources_note(plan: Plan) -> str:
+    pr = plan.context.pull_request
+    return changed_note(plan.changed_sources, pr.base_ref if pr is not None else "")
+
+
+def _with_sources_note(plan: Plan, review: str) -> str:
+    """The review, after a note when the pull request changes a read-only memory source."""
+    note = _sources_note(plan)
+    return f"> {note}\n\n{review}" if note else review
+
+
 def _safe(plan: Plan, text: str) -> str:
     return redact(text, plan.masked)[0]
 
@@ -153,9 +213,10 @@ def post_comment(plan: Plan, outcome: Outcome) -> str:
     marker = report.comment_marker(settings.agent_name)
     proposal = proposal_for(plan, outcome)
     proposal_markdown, previous = "", ""
-    if proposal is not None or _started_from_comment(outcome):
-        previous = github.find_sticky_comment(pr.number, marker) or ""
-        proposal = proposal_for(plan, outcome, previous)
+    untrusted = plan.context.trust is not Trust.TRUSTED
+    if proposal is not None or _started_from_comment(outcome) or untrusted:
+        previous = _verified(plan, github.find_sticky_comment(pr.number, marker) or "")
+        proposal = _keeping_trusted_items(plan, previous, proposal_for(plan, outcome, previous))
     if proposal is not None:
         proposal_markdown = render_proposal(
             proposal,
@@ -164,7 +225,7 @@ def post_comment(plan: Plan, outcome: Outcome) -> str:
         )
     body = report.render_comment(
         agent_name=settings.agent_name,
-        review_markdown=_safe(plan, outcome.answer),
+        review_markdown=_with_sources_note(plan, _safe(plan, outcome.answer)),
         memory_diff=_safe(plan, outcome.memory_diff),
         memory_note=outcome.save_note,
         run_url=plan.context.run_url,
@@ -226,7 +287,9 @@ def write_summary(plan: Plan, outcome: Outcome) -> None:
                 if proposal is not None and not plan.scope.may_write
                 else ""
             ),
-            notes=(*outcome.start.notes, *outcome.notes),
+            notes=tuple(
+                note for note in (_sources_note(plan), *outcome.start.notes, *outcome.notes) if note
+            ),
             changes_markdown=render_changes_markdown(changes),
         )
     )

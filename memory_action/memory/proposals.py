@@ -6,8 +6,9 @@ proposal travels in the agent's sticky comment, twice:
 
 - a **checklist** people read: one task-list line per change (a hunk of the line diff from the
   committed memory the run started from), ``- [x] <!-- memory-agent:item ID --> **add** `…```.
-  Items of a trusted run are ticked by default, so unticking vetoes one; items of a run that may
-  not write (a fork, a read-only token) are not, so a maintainer ticks the ones to accept.
+  Items of a trusted run are ticked by default, so unticking vetoes one; items of an untrusted
+  run (a fork's content, input from someone without write access) are not, so a maintainer ticks
+  the ones to accept.
   Ticking a box edits the comment, which needs write access to the repository.
 - a hidden **block** machines read: ``<!-- memory-agent:proposal v1 AGENT`` + the base64 of
   zlib-compressed JSON (the base, the items with their full lines, a sha256 digest) + ``-->``.
@@ -228,8 +229,7 @@ def _note(proposal: Proposal, pending_note: str | None) -> str:
         )
     if any(not item.trusted for item in proposal.items):
         first += (
-            " Unticked items come from a run that may not write memory: a maintainer ticks "
-            "the ones to accept."
+            " Unticked items come from an untrusted run: a maintainer ticks the ones to accept."
         )
     return f"<sub>{first}</sub>"
 

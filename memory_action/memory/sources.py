@@ -42,6 +42,9 @@ class MemoryFiles:
     # Every value the run masked (``Workflow.masked_values``): edits that hold one are refused.
     # Kept out of repr so that logging these settings can never print a secret.
     masked: tuple[str, ...] = field(default=(), repr=False)
+    # Where the read-only sources are read (None: the workspace); a pull request run reads
+    # copies of them at the base commit (``base_sources``), which the pull request cannot change.
+    read_only_root: Path | None = None
 
     @classmethod
     def from_settings(
@@ -102,10 +105,11 @@ def normalise_text(text: str) -> str:
 
 def _load_read_only(files: MemoryFiles, relative: PurePosixPath) -> MemorySource | None:
     shown = relative.as_posix()
-    path = files.host_path(relative)
+    folder = files.read_only_root or files.workspace
+    path = folder.joinpath(*relative.parts)
     if not os.path.lexists(path):
         return None
-    root = Path(os.path.realpath(files.workspace))
+    root = Path(os.path.realpath(folder))
     target = Path(os.path.realpath(path))
     if target != root and root not in target.parents:
         raise MemoryFileError(

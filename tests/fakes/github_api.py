@@ -28,7 +28,11 @@ API_URL = "https://api.github.com"
 ANSWER_BASE = f"{API_URL}/repos/{REPOSITORY}"
 HEAD_SHA = "6dcb09b5b57875f334f61aebed695e2e4193db5e"
 BASE_SHA = "1" * 40
-BOT = {"login": "github-actions[bot]", "id": 41898282, "type": "Bot"}
+BOT_LOGIN = "github-actions[bot]"
+BOT = {"login": BOT_LOGIN, "id": 41898282, "type": "Bot"}
+AUTHOR = "mona"
+WORKFLOW_PATH = ".github/workflows/review.yml"
+WORKFLOW_REF = f"{REPOSITORY}/{WORKFLOW_PATH}@refs/heads/main"
 # The change most whole-run tests review: a retry loop added to src/fetch.py.
 FETCH_PATCH = (
     "@@ -1,2 +1,3 @@\n def fetch(url):\n+    for attempt in range(3):\n     return get(url)\n"
@@ -59,7 +63,8 @@ class FakePullRequest:
     number: int = 7
     title: str = "Add a retry to the fetcher"
     body: str = "Retries flaky downloads."
-    author: str = "mona"
+    author: str = AUTHOR
+    head_repo: str = REPOSITORY  # another owner/name: a fork
     base_ref: str = "main"
     head_ref: str = "retry-fetcher"
     files: list[dict[str, Any]] = field(default_factory=list)
@@ -79,7 +84,8 @@ class FakeGitHub:
     read_only: bool = False
     next_id: int = 1000
     calls: list[tuple[str, str]] = field(default_factory=list)
-    # login → permission (admin | maintain | write | triage | read); others: 404
+    # login → permission (admin | maintain | write | triage | read); others: 404. The author of
+    # the fakes' pull requests and comments, mona, has write access unless a test says otherwise.
     permissions: dict[str, str] = field(default_factory=dict)
     # comment id → logins that edited it (besides the bot's own writes)
     edits: dict[int, list[str]] = field(default_factory=dict)
@@ -93,13 +99,21 @@ class FakeGitHub:
         return f"{self.api_url}/repos/{REPOSITORY}"
 
     cache_read_only: bool = False  # `actions: read` without `write`: deletes get 403
+    # The login GraphQL ``viewer`` names for the token (None: the query fails).
+    viewer: str | None = BOT_LOGIN
+    # Workflow runs: id → (repository, workflow path), or None for a 404. Any other id is a run
+    # of WORKFLOW_PATH in REPOSITORY, as every run of ``ActionRunner`` is.
+    runs: dict[int, tuple[str, str] | None] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self.permissions.setdefault(AUTHOR, "write")
 
     def merge(self, number: int, sha: str) -> None:
         self.pulls[number].merged_in = sha
 
     def edit_comment_as(self, number: int, login: str, body: str) -> None:
         """A person edits our sticky comment (e.g. unticks an item)."""
-        [comment] = self.comments[number]
+        comment = self.comments[number][0]
         comment["body"] = body
         self.edits.setdefault(comment["id"], []).append(login)
 
@@ -153,6 +167,7 @@ class FakeGitHub:
             ("GET", r"/issues/comments/(\d+)", self._get_comment),
             ("GET", r"/commits/([0-9a-f]+)/pulls", self._commit_pulls),
             ("GET", r"/collaborators/([^/]+)/permission", self._permission),
+            ("GET", r"/actions/runs/(\d+)", self._workflow_run),
             ("GET", r"/actions/caches", self._list_caches),
             ("DELETE", r"/actions/caches/(\d+)", self._delete_cache),
         ]
@@ -223,19 +238,26 @@ class FakeGitHub:
     def _create_comment(self, request: ApiRequest, number: str) -> Reply:
         if self.read_only:
             return 403, {}, json.dumps({"message": "Resource not accessible by integration"})
+        author = self.viewer or BOT_LOGIN
+        comment = self.add_comment(int(number), json.loads(request.body or "{}")["body"], author)
+        return 201, {}, json.dumps(comment)
+
+    def add_comment(self, number: int, body: str, login: str) -> dict[str, Any]:
+        """A comment by ``login`` (a bot when it ends with "[bot]") on pull request ``number``."""
         self.next_id += 1
+        kind = "Bot" if login.endswith("[bot]") else "User"
         comment = {
             "id": self.next_id,
             "node_id": f"IC_node{self.next_id}",
             "url": f"{self.repo_url}/issues/comments/{self.next_id}",
             "html_url": f"https://github.com/{REPOSITORY}/pull/{number}#issuecomment-{self.next_id}",
-            "body": json.loads(request.body or "{}")["body"],
-            "user": BOT,
+            "body": body,
+            "user": {"login": login, "id": 41898282 if kind == "Bot" else 1, "type": kind},
             "created_at": "2026-11-29T10:00:00Z",
             "updated_at": "2026-11-29T10:00:00Z",
         }
-        self.comments.setdefault(int(number), []).append(comment)
-        return 201, {}, json.dumps(comment)
+        self.comments.setdefault(number, []).append(comment)
+        return comment
 
     def _edit_comment(self, request: ApiRequest, comment_id: str) -> Reply:
         if self.read_only:
@@ -274,8 +296,20 @@ class FakeGitHub:
             return 404, {}, json.dumps({"message": "Not Found"})
         return _json({"permission": permission, "role_name": permission, "user": {"login": login}})
 
+    def _workflow_run(self, _request: ApiRequest, run_id: str) -> Reply:
+        found = self.runs.get(int(run_id), (REPOSITORY, WORKFLOW_PATH))
+        if found is None:
+            return 404, {}, json.dumps({"message": "Not Found"})
+        repository, path = found
+        return _json({"id": int(run_id), "path": path, "repository": {"full_name": repository}})
+
     def _graphql(self, request: ApiRequest) -> Reply:
-        node_id = json.loads(request.body or "{}")["variables"]["id"]
+        query = json.loads(request.body or "{}")
+        if "viewer" in query["query"]:
+            if self.viewer is None:
+                return _json({"errors": [{"message": "Resource not accessible by integration"}]})
+            return _json({"data": {"viewer": {"__typename": "Bot", "login": self.viewer}}})
+        node_id = query["variables"]["id"]
         for comments in self.comments.values():
             for comment in comments:
                 if comment["node_id"] == node_id:
@@ -287,7 +321,7 @@ class FakeGitHub:
         nodes = [{"editor": _actor(login), "editedAt": "2026-11-29T12:00:00Z"} for login in editors]
         return {
             "__typename": "IssueComment",
-            "author": _actor(BOT["login"]),
+            "author": _actor(comment["user"]["login"]),
             "body": comment["body"],
             "editor": _actor(editors[-1]) if editors else None,
             "lastEditedAt": "2026-11-29T12:00:00Z" if editors else None,
@@ -346,6 +380,8 @@ def repository_json(base: str = ANSWER_BASE, default_branch: str = "main") -> di
 def pull_json(pull: FakePullRequest, base: str = ANSWER_BASE) -> dict[str, Any]:
     """The pull request as the API answers it; ``base`` is the repository's API URL."""
     repo = {"full_name": REPOSITORY, "name": NAME, "owner": {"login": OWNER}}
+    owner, name = pull.head_repo.split("/")
+    head_repo = {"full_name": pull.head_repo, "name": name, "owner": {"login": owner}}
     return {
         "url": f"{base}/pulls/{pull.number}",
         "html_url": f"https://github.com/{REPOSITORY}/pull/{pull.number}",
@@ -355,7 +391,7 @@ def pull_json(pull: FakePullRequest, base: str = ANSWER_BASE) -> dict[str, Any]:
         "body": pull.body,
         "draft": False,
         "user": {"login": pull.author, "type": "User"},
-        "head": {"ref": pull.head_ref, "sha": pull.head_sha, "repo": repo},
+        "head": {"ref": pull.head_ref, "sha": pull.head_sha, "repo": head_repo},
         "base": {"ref": pull.base_ref, "sha": pull.base_sha, "repo": repo},
         "merged_at": "2026-11-29T11:00:00Z" if pull.merged_in else None,
         "merge_commit_sha": pull.merged_in,

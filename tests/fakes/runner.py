@@ -20,7 +20,7 @@ from typing import Any
 from langchain_core.language_models import BaseChatModel
 
 from memory_action.main import main
-from tests.fakes.github_api import API_URL, BASE_SHA, HEAD_SHA, REPOSITORY
+from tests.fakes.github_api import API_URL, BASE_SHA, HEAD_SHA, REPOSITORY, WORKFLOW_REF
 
 TOKEN = "ghs_" + "W0rkf1ow" * 5
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -95,12 +95,14 @@ def pull_request_event(
     }
 
 
-def comment_event(body: str, association: str = "COLLABORATOR", number: int = 7) -> dict[str, Any]:
-    """A new comment on pull request ``number`` (an ``issue_comment`` event)."""
+def comment_event(
+    body: str, association: str = "COLLABORATOR", number: int = 7, login: str = "mona"
+) -> dict[str, Any]:
+    """A new comment by ``login`` on pull request ``number`` (an ``issue_comment`` event)."""
     return {
         "action": "created",
         "issue": {"number": number, "pull_request": {"url": "x"}, "user": {"login": "mona"}},
-        "comment": {"body": body, "author_association": association},
+        "comment": {"body": body, "author_association": association, "user": {"login": login}},
         "repository": {"full_name": REPOSITORY, "default_branch": "main"},
     }
 
@@ -159,6 +161,7 @@ class ActionRunner:
             GITHUB_RUN_ID=str(self.run_id),
             GITHUB_RUN_ATTEMPT="1",
             GITHUB_JOB=JOB,
+            GITHUB_WORKFLOW_REF=WORKFLOW_REF,
             GITHUB_ACTOR="mona",
             GITHUB_SERVER_URL="https://github.com",
             GITHUB_API_URL=API_URL,

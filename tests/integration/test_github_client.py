@@ -36,8 +36,10 @@ REPO = f"{API}/repos/octo-org/octo-repo"
 SERVER_REPO = f"{DEFAULT_API_URL}/repos/octo-org/octo-repo"
 HEAD_SHA = "6dcb09b5b57875f334f61aebed695e2e4193db5e"
 MARKER = comment_marker("reviewer")
-BOT = {"login": "github-actions[bot]", "id": 41898282, "type": "Bot"}
+BOT_LOGIN = "github-actions[bot]"
+BOT = {"login": BOT_LOGIN, "id": 41898282, "type": "Bot"}
 HUMAN = {"login": "mona", "id": 1, "type": "User"}
+GRAPHQL = f"{API}/graphql"
 
 
 def fixture(name: str) -> Any:
@@ -65,6 +67,10 @@ class FakeComments:
     comments: list[dict[str, Any]] = field(default_factory=list)
     next_id: int = 500
     deleted_elsewhere: set[int] = field(default_factory=set)  # listed, then gone: DELETE 404
+    viewer: dict[str, Any] = field(
+        default_factory=lambda: {"__typename": "Bot", "login": BOT_LOGIN}
+    )
+    identity_asked: int = 0
 
     def add(self, body: str, user: dict[str, Any]) -> dict[str, Any]:
         self.next_id += 1
@@ -85,7 +91,10 @@ class FakeComments:
             self.register(api)
             methods: list[str] = []
             yield methods
-            methods += [str(call.request.method) for call in api.calls]
+            # The REST calls; the token's identity is asked through GraphQL (see its tests).
+            methods += [
+                str(c.request.method) for c in api.calls if GRAPHQL not in str(c.request.url)
+            ]
 
     def register(self, api: responses.RequestsMock) -> None:
         api.add_callback(responses.GET, f"{REPO}/issues/7/comments", callback=self._list)
@@ -93,6 +102,7 @@ class FakeComments:
         edit_url = re.compile(rf"{re.escape(REPO)}/issues/comments/\d+")
         api.add_callback(responses.PATCH, edit_url, callback=self._edit)
         api.add_callback(responses.DELETE, edit_url, callback=self._delete)
+        api.add_callback(responses.POST, GRAPHQL, callback=self._viewer)
 
     def _list(self, request: requests.PreparedRequest) -> tuple[int, dict[str, str], str]:
         query = parse_qs(urlsplit(str(request.url)).query)
@@ -103,6 +113,10 @@ class FakeComments:
             next_url = f"{SERVER_REPO}/issues/7/comments?per_page={per_page}&page={page + 1}"
             headers["Link"] = f'<{next_url}>; rel="next"'
         return 200, headers, json.dumps(self.comments[start : start + per_page])
+
+    def _viewer(self, _request: requests.PreparedRequest) -> tuple[int, dict[str, str], str]:
+        self.identity_asked += 1
+        return 200, {}, json.dumps({"data": {"viewer": self.viewer}})
 
     def _create(self, request: requests.PreparedRequest) -> tuple[int, dict[str, str], str]:
         comment = self.add(json.loads(request.body or "{}")["body"], BOT)
@@ -211,6 +225,46 @@ def test_bot_login_matches_a_personal_access_token_author() -> None:
 
     assert not posted.created
     assert mine["body"] == body("new")
+
+
+APP_BOT = {"login": "memory-app[bot]", "id": 7, "type": "Bot"}
+
+
+@pytest.mark.parametrize("login", ["memory-app", "memory-app[bot]"])
+def test_with_an_app_token_only_the_apps_comments_are_ours(login: str) -> None:
+    # GraphQL may name the bot with or without the "[bot]" its REST comments show.
+    fake = FakeComments(viewer={"__typename": "Bot", "login": login})
+    workflow_bots = fake.add(body("another workflow's"), BOT)
+    apps = fake.add(body("old"), APP_BOT)
+    with fake.serve():
+        posted = client().upsert_sticky_comment(7, MARKER, body("new"))
+
+    assert not posted.created
+    assert apps["body"] == body("new")
+    assert workflow_bots["body"] == body("another workflow's")
+
+
+def test_when_github_does_not_say_who_the_token_is_it_is_the_workflow_bot() -> None:
+    fake = FakeComments(viewer={"__typename": "Bot"})  # no login: not an answer
+    apps = fake.add(body("an app's"), APP_BOT)
+    ours = fake.add(body("old"), BOT)
+    with fake.serve():
+        posted = client().upsert_sticky_comment(7, MARKER, body("new"))
+
+    assert posted.url == ours["html_url"]
+    assert apps["body"] == body("an app's")
+
+
+def test_the_identity_is_asked_once() -> None:
+    fake = FakeComments()
+    fake.add(body("old"), BOT)
+    github = client()
+    with fake.serve():
+        github.find_sticky_comment(7, MARKER)
+        github.upsert_sticky_comment(7, MARKER, body("new"))
+
+    assert github.identity == "github-actions[bot]"
+    assert fake.identity_asked == 1
 
 
 def test_an_unchanged_comment_is_not_edited_again() -> None:

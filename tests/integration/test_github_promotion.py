@@ -45,7 +45,10 @@ def fixture(name: str) -> Any:
 
 
 def client(api_url: str = DEFAULT_API_URL) -> GitHubClient:
-    return GitHubClient(TOKEN, api_url, "octo-org/octo-repo", retries=0)
+    """A client whose token is the workflow's (how GitHub names it is test_github_client's)."""
+    return GitHubClient(
+        TOKEN, api_url, "octo-org/octo-repo", retries=0, bot_login="github-actions[bot]"
+    )
 
 
 @pytest.fixture
@@ -439,19 +442,22 @@ def test_a_permission_404_leaves_the_comment_ignored(api: responses.RequestsMock
     )
 
 
-def test_the_workflow_bot_needs_no_permission_lookup(api: responses.RequestsMock) -> None:
-    assert client().has_write_access("github-actions[bot]")
-    assert len(api.calls) == 0
+@pytest.mark.parametrize("bot", ["github-actions[bot]", "renovate[bot]"])
+def test_a_bot_is_asked_like_anyone(api: responses.RequestsMock, bot: str) -> None:
+    # Every workflow of the repository writes as github-actions[bot], not only this one.
+    quoted = bot.replace("[", "%5B").replace("]", "%5D")
+    api.get(f"{REPO}/collaborators/{quoted}/permission", status=404, json={"message": "Not Found"})
+
+    assert client().has_write_access(bot) is False
 
 
-def test_another_bot_is_asked_like_anyone(api: responses.RequestsMock) -> None:
-    api.get(
-        f"{REPO}/collaborators/renovate%5Bbot%5D/permission",
-        status=404,
-        json={"message": "Not Found"},
-    )
+def test_a_permission_is_asked_once_per_person(api: responses.RequestsMock) -> None:
+    permission(api, "hubot", "write")
+    github = client()
 
-    assert client().has_write_access("renovate[bot]") is False
+    assert github.has_write_access("hubot")
+    assert github.write_access("hubot")[0]
+    assert len(api.calls) == 1
 
 
 # --- GitHub Enterprise Server -------------------------------------------------------------------

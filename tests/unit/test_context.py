@@ -14,8 +14,16 @@ from typing import Any
 
 import pytest
 
-from memory_action.context import RunContext, Trust, load_context, read_event
+from memory_action.context import (
+    RunContext,
+    Trust,
+    decide_trust,
+    load_context,
+    read_event,
+    settle_trust,
+)
 from memory_action.errors import EventError, UnsupportedEvent
+from tests.fakes.trust import FakeTrustLookup
 
 EVENTS = Path(__file__).resolve().parents[1] / "fixtures" / "events"
 
@@ -109,8 +117,13 @@ CASES: dict[str, tuple[str, dict[str, str]]] = {
 
 
 def context_of(case: str, **env_overrides: str) -> RunContext:
+    """The context as ``main()`` builds it: settled by a lookup where mona and hubot may write."""
     name, env = CASES[case]
-    return load_context({**env, **env_overrides}, payload(name))
+    return settle_trust(load_context({**env, **env_overrides}, payload(name)), FakeTrustLookup())
+
+
+def settled(case: str, data: dict[str, Any], lookup: FakeTrustLookup | None = None) -> RunContext:
+    return settle_trust(load_context(CASES[case][1], data), lookup or FakeTrustLookup())
 
 
 # -- the trust table -------------------------------------------------------------------------
@@ -157,7 +170,8 @@ def test_pull_request_target_from_the_same_repository_is_trusted_but_read_only()
     data = payload("pull_request_target_fork")
     data["pull_request"]["head"]["repo"] = copy.deepcopy(data["repository"])
     data["pull_request"]["author_association"] = "MEMBER"
-    context = load_context(CASES["pull_request_target_fork"][1], data)
+    data["pull_request"]["user"]["login"] = "mona"
+    context = settled("pull_request_target_fork", data)
     assert context.pull_request is not None
     assert not context.pull_request.is_fork
     assert (context.trust, context.may_write) == (Trust.TRUSTED, False)
@@ -187,8 +201,7 @@ FORKS = [
 
 @pytest.mark.parametrize(("head_repo", "is_fork"), FORKS)
 def test_fork_detection(head_repo: object, is_fork: bool) -> None:
-    env = CASES["pull_request_opened_same_repo"][1]
-    context = load_context(env, _with_head_repo(head_repo))
+    context = settled("pull_request_opened_same_repo", _with_head_repo(head_repo))
     assert context.pull_request is not None
     assert context.pull_request.is_fork is is_fork
     assert context.may_write is not is_fork
@@ -232,9 +245,12 @@ ASSOCIATIONS = [
 def test_same_repo_pull_request_author_association(association: str | None, trusted: bool) -> None:
     data = payload("pull_request_opened_same_repo")
     data["pull_request"]["author_association"] = association
-    context = load_context(CASES["pull_request_opened_same_repo"][1], data)
+    lookup = FakeTrustLookup()
+    context = settled("pull_request_opened_same_repo", data, lookup)
     assert context.pull_request is not None
     assert context.pull_request.author_association == (association or "NONE").upper()
+    # An association that never has write access is not worth asking GitHub about.
+    assert lookup.asked == (["permission mona"] if trusted else [])
     assert context.trust is (Trust.TRUSTED if trusted else Trust.UNTRUSTED)
     assert context.may_write is trusted
     if not trusted:
@@ -268,7 +284,7 @@ def test_a_fork_is_untrusted_whoever_opened_it(association: str) -> None:
 def test_issue_comment_trust_follows_the_commenter(association: str | None, trusted: bool) -> None:
     data = payload("issue_comment_pr_collaborator")
     data["comment"]["author_association"] = association
-    context = load_context(CASES["issue_comment_pr_collaborator"][1], data)
+    context = settled("issue_comment_pr_collaborator", data)
     assert context.comment_author_association == (association or "NONE").upper()
     assert context.trust is (Trust.TRUSTED if trusted else Trust.UNTRUSTED)
     assert context.may_write is False
@@ -278,7 +294,7 @@ def test_issue_comment_trust_follows_the_commenter(association: str | None, trus
 def test_issue_comment_trust_ignores_the_pull_request_author() -> None:
     data = payload("issue_comment_pr_non_collaborator")
     data["issue"]["author_association"] = "OWNER"
-    context = load_context(CASES["issue_comment_pr_non_collaborator"][1], data)
+    context = settled("issue_comment_pr_non_collaborator", data)
     assert context.trust is Trust.UNTRUSTED
 
 
@@ -289,8 +305,95 @@ def test_issue_comment_carries_the_comment_and_the_pull_request() -> None:
     pr = context.pull_request
     assert pr is not None
     assert (pr.number, pr.author, pr.author_association) == (42, "mona", "MEMBER")
-    # The payload does not say where the pull request comes from or goes to.
-    assert (pr.head_repo, pr.base_ref, pr.head_ref, pr.head_sha) == ("", "", "", "")
+    assert context.comment_author == "hubot"
+    # The payload does not say where the pull request comes from: GitHub is asked.
+    assert (pr.head_repo, pr.is_fork) == ("octo-org/octo-repo", False)
+    assert (pr.base_ref, pr.head_ref, pr.head_sha) == ("", "", "")
+
+
+# -- trust from the repository permission (GitHub is asked) ---------------------------------
+
+
+@pytest.mark.parametrize("case", ["pull_request_opened_same_repo", "issue_comment_pr_collaborator"])
+def test_no_person_is_trusted_before_github_confirms_their_permission(case: str) -> None:
+    name, env = CASES[case]
+    context = load_context(env, payload(name))
+    assert (context.trust, context.may_write) == (Trust.UNTRUSTED, False)
+
+
+@pytest.mark.parametrize("association", ["OWNER", "MEMBER", "COLLABORATOR"])
+def test_an_author_who_may_only_read_or_triage_is_untrusted(association: str) -> None:
+    # An organisation member with read access, or a collaborator with the triage role.
+    data = payload("pull_request_opened_same_repo")
+    data["pull_request"]["author_association"] = association
+    lookup = FakeTrustLookup(writers=set())
+    context = settled("pull_request_opened_same_repo", data, lookup)
+    assert (context.trust, context.may_write) == (Trust.UNTRUSTED, False)
+    assert context.write_note == (
+        f"the pull request comes from an author without write access ({association})"
+    )
+    assert lookup.asked == ["permission mona"]
+
+
+@pytest.mark.parametrize("association", ["OWNER", "MEMBER", "COLLABORATOR"])
+def test_a_commenter_who_may_only_read_or_triage_is_untrusted(association: str) -> None:
+    data = payload("issue_comment_pr_collaborator")
+    data["comment"]["author_association"] = association
+    lookup = FakeTrustLookup(writers={"mona"})  # the pull request's author, not the commenter
+    context = settled("issue_comment_pr_collaborator", data, lookup)
+    assert context.trust is Trust.UNTRUSTED
+    assert lookup.asked == ["head #42", "permission hubot"]
+
+
+@pytest.mark.parametrize("head", ["outside-dev/octo-repo", "", None])
+def test_a_comment_on_a_fork_pull_request_is_untrusted_whoever_asked(head: str | None) -> None:
+    # A maintainer's "please re-review" on a fork still runs the agent over the fork's diff. A
+    # deleted fork ("") or a head GitHub did not name (None) counts as a fork.
+    lookup = FakeTrustLookup(heads={42: head})
+    context = settled(
+        "issue_comment_pr_collaborator", payload("issue_comment_pr_collaborator"), lookup
+    )
+    assert context.pull_request is not None
+    assert context.pull_request.is_fork
+    assert context.trust is Trust.UNTRUSTED
+    assert lookup.asked == ["head #42"]  # the commenter's permission does not matter
+
+
+@pytest.mark.parametrize("event", ["issue_comment", "pull_request", "pull_request_target"])
+def test_the_table_never_trusts_a_fork_even_for_a_writer(event: str) -> None:
+    fork = context_of("pull_request_synchronize_fork").pull_request
+    trust, may_write, _ = decide_trust(event, fork, "OWNER", writer=True)
+    assert (trust, may_write) == (Trust.UNTRUSTED, False)
+
+
+def test_a_commented_pull_request_is_a_fork_until_github_says_otherwise() -> None:
+    name, env = CASES["issue_comment_pr_collaborator"]
+    pr = load_context(env, payload(name)).pull_request
+    assert pr is not None
+    assert pr.is_fork
+
+
+def test_runs_without_a_pull_request_ask_nothing() -> None:
+    lookup = FakeTrustLookup(writers=set())
+    context = settle_trust(load_context(CASES["push_main"][1], payload("push_main")), lookup)
+    assert (context.trust, context.may_write, lookup.asked) == (Trust.TRUSTED, True, [])
+
+
+def test_a_fork_pull_request_asks_nothing() -> None:
+    lookup = FakeTrustLookup()
+    context = context_of("pull_request_synchronize_fork")
+    assert settle_trust(context, lookup).trust is Trust.UNTRUSTED
+    assert lookup.asked == []
+
+
+@pytest.mark.parametrize("writer", [True, False, None])
+@pytest.mark.parametrize("association", ["NONE", "CONTRIBUTOR", "FIRST_TIMER", "MANNEQUIN"])
+def test_an_association_without_write_access_is_never_trusted(
+    association: str, writer: bool | None
+) -> None:
+    pr = context_of("pull_request_opened_same_repo").pull_request
+    trust, may_write, _ = decide_trust("pull_request", pr, association, writer)
+    assert (trust, may_write) == (Trust.UNTRUSTED, False)
 
 
 def test_events_without_a_comment_have_empty_comment_fields() -> None:

@@ -14,7 +14,7 @@ import pytest
 
 from memory_action.context import load_context
 from memory_action.gha import Workflow
-from memory_action.github_promotion import StickyComment
+from memory_action.github_promotion import StickyComment, WorkflowRun
 from memory_action.layers import Fetched
 from memory_action.memory.proposals import (
     build_proposal,
@@ -38,6 +38,7 @@ LEARNED = BASE.replace("- Use pytest.\n", f"- Use pytest.\n{FACT_TESTS}").replac
     "- Use httpx.\n", f"- Use httpx.\n{FACT_NETWORK}"
 )
 WHEN = datetime(2026, 11, 29, 10, 0, tzinfo=UTC)
+WORKFLOW_PATH = ".github/workflows/review.yml"
 
 
 @dataclass
@@ -53,6 +54,10 @@ class CommentsOnly:
         if body is None:
             return None
         return StickyComment(1, "IC_1", body, "github-actions[bot]", WHEN, WHEN)
+
+    def workflow_run(self, run_id: int) -> WorkflowRun:
+        """Every run a block names is a run of this workflow (``promotion`` checks it)."""
+        return WorkflowRun(run_id, "octo-org/octo-repo", WORKFLOW_PATH)
 
     def __getattr__(self, name: str) -> Any:
         raise AssertionError(f"overlay_from_comment must not call GitHub's {name}")
@@ -105,6 +110,7 @@ def plan_for(
         "GITHUB_WORKSPACE": str(tmp_path / "workspace"),
         "GITHUB_SERVER_URL": "https://github.com",
         "GITHUB_API_URL": "https://api.github.com",
+        "GITHUB_WORKFLOW_REF": f"octo-org/octo-repo/{WORKFLOW_PATH}@refs/heads/main",
     }
     context = load_context(env, payload)
 
@@ -138,7 +144,7 @@ def sticky_body(
     trusted: bool = True,
     marker_agent: str = AGENT,
 ) -> str:
-    proposal = build_proposal(agent, pr, base, new, trusted=trusted)
+    proposal = build_proposal(agent, pr, base, new, trusted=trusted, stamp={"run_id": "4000"})
     return render_comment(
         agent_name=marker_agent,
         review_markdown="Looks good.",

@@ -17,9 +17,17 @@ from urllib.parse import unquote
 
 import pytest
 
-from memory_action.context import RunContext, load_context
+from memory_action.context import RunContext, settle_trust
+from memory_action.context import load_context as parse_context
 from memory_action.scope import Layer, MemoryScope, compute_scope, encode_part, new_nonce
 from memory_action.settings import ScopeKind, Settings
+from tests.fakes.trust import FakeTrustLookup
+
+
+def load_context(env: dict[str, str], data: dict[str, Any]) -> RunContext:
+    """The context as ``main()`` builds it: settled by a lookup where mona and hubot may write."""
+    return settle_trust(parse_context(env, data), FakeTrustLookup())
+
 
 EVENTS = Path(__file__).resolve().parents[1] / "fixtures" / "events"
 RUN_ID = "12345678901"
