@@ -205,11 +205,14 @@ def agents_md(corpus: ClickCorpus, kib: int) -> str:
 def review(engine: Engine, pull: CorpusPull, work: Path, setup: Setup) -> Row:
     paths = reviewable_paths(pull)
     fake = FakeGitHub()
-    fake.add_pull(pull.fake())
+    fake_pull = fake.add_pull(pull.fake())
     runner = ActionRunner(work)
     if setup.agents_md:
+        # In the checkout (where the baseline reads it) and at the base commit (where a pull
+        # request run reads its read-only memory since issue 8).
         runner.workspace.mkdir(parents=True, exist_ok=True)
         (runner.workspace / "AGENTS.md").write_text(setup.agents_md)
+        fake_pull.base_contents = {**fake_pull.base_contents, "AGENTS.md": setup.agents_md}
     with (
         GitHubHttpServer(fake) as github,
         PacedStub(paths, PacedClock(setup.model_seconds)) as stub,
