@@ -6,7 +6,9 @@ becomes an ``::error::`` line and an exit code (see ``memory_action.errors`` for
 
 from __future__ import annotations
 
+import dataclasses
 import os
+import time
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING
 
@@ -26,15 +28,17 @@ def main(
     env: Mapping[str, str] | None = None,
     *,
     build_model: Callable[[], BaseChatModel] | None = None,
+    sleep: Callable[[float], None] = time.sleep,
 ) -> int:
     """Run the action from ``INPUT_*`` and ``GITHUB_*``; returns the process exit code.
 
-    ``build_model`` replaces the model the inputs name (tests pass a scripted model).
+    ``build_model`` replaces the model the inputs name (tests pass a scripted model); ``sleep``
+    is how the run waits out a provider's short rate limit (tests record the waits instead).
     """
     env = os.environ if env is None else env
     workflow = Workflow(env)
     try:
-        return _run_action(env, workflow, build_model)
+        return _run_action(env, workflow, build_model, sleep)
     except UnsupportedEvent as exc:
         workflow.notice(f"memory-agent does not handle {exc}; nothing to do.")
         return 0
@@ -48,6 +52,7 @@ def _run_action(
     env: Mapping[str, str],
     workflow: Workflow,
     build_model: Callable[[], BaseChatModel] | None,
+    sleep: Callable[[float], None],
 ) -> int:
     settings = parse_settings(env)
     mask_secrets(settings, workflow)
@@ -59,6 +64,7 @@ def _run_action(
     # The payload cannot say who may write or whether a commented pull request is a fork.
     context = settle_trust(context, github)
     services = build_services(settings, context, env, workflow, build_model, github=github)
+    services = dataclasses.replace(services, sleep=sleep)
     result = pipeline.run(settings, context, services)
     for name, value in result.outputs().items():
         workflow.set_output(name, value)

@@ -213,7 +213,7 @@ def run_agent(the_plan: Plan) -> ReviewResult:
     )
     reader = _pull_request_reader(the_plan)
     with the_plan.log.group(f"Run the agent ({the_plan.mode.value}, model {settings.model})"):
-        outcome = session.run(the_plan.services.model_factory(), reader)
+        outcome = session.run(the_plan.services.model_factory(), reader, the_plan.services.sleep)
         cost = outcome.cost
         the_plan.log.info(
             f"Review {outcome.outcome}: {cost.model_calls} model calls, {cost.tokens_in:,} "

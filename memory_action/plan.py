@@ -62,6 +62,7 @@ class Services:
     store_write_note: str = ""  # why the store will not take saves (e.g. ACTIONS_CACHE_MODE)
     layer_admin: Callable[[str], LayerAdmin] | None = None  # lists and prunes a ref's entries
     clock: Callable[[], float] = time.time
+    sleep: Callable[[float], None] = time.sleep  # waits out a provider's short rate limit
     lossless: bool = True  # False only to measure what newest-entry-wins loses
     sources_from_base: bool = True  # a PR run reads memory_sources at the base commit
 

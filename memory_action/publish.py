@@ -201,6 +201,15 @@ def _with_sources_note(plan: Plan, review: str) -> str:
     return f"> {note}\n\n{review}" if note else review
 
 
+def _review_text(plan: Plan, outcome: Outcome) -> str:
+    """The review, after a note when the engine stopped short (the day's quota, a failure)."""
+    review = _safe(plan, outcome.answer)
+    note = outcome.review.note if outcome.review is not None else ""
+    if not note:
+        return review
+    return f"> **Note:** {note}\n\n{review}" if review else f"> **Note:** {note}"
+
+
 def _safe(plan: Plan, text: str) -> str:
     return redact(text, plan.masked)[0]
 
@@ -225,7 +234,7 @@ def post_comment(plan: Plan, outcome: Outcome) -> str:
         )
     body = report.render_comment(
         agent_name=settings.agent_name,
-        review_markdown=_with_sources_note(plan, _safe(plan, outcome.answer)),
+        review_markdown=_with_sources_note(plan, _review_text(plan, outcome)),
         memory_diff=_safe(plan, outcome.memory_diff),
         memory_note=outcome.save_note,
         run_url=plan.context.run_url,
@@ -279,7 +288,7 @@ def write_summary(plan: Plan, outcome: Outcome) -> None:
             restore_warning=outcome.start.restored.warning,
             memory_diff=_safe(plan, outcome.memory_diff),
             save_note=_summary_save_note(plan, outcome),
-            review_markdown=_safe(plan, outcome.answer),
+            review_markdown=_review_text(plan, outcome),
             approx_tokens=text_tokens(block) if settings.enable_memory else 0,
             figures=figures(outcome),
             proposal_markdown=(

@@ -4,6 +4,8 @@ conversation), which keeps every request within the model's limits."""
 
 from __future__ import annotations
 
+import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from langchain_core.language_models import BaseChatModel
@@ -29,7 +31,12 @@ class AgentSession:
     files: MemoryFiles
     refusals: RefusalLog = field(default_factory=RefusalLog)  # edits refused, for the summary
 
-    def run(self, model: BaseChatModel, reader: PullRequestReader | None) -> ReviewResult:
+    def run(
+        self,
+        model: BaseChatModel,
+        reader: PullRequestReader | None,
+        sleep: Callable[[float], None] = time.sleep,
+    ) -> ReviewResult:
         disable_tracing()
         memory = self.settings.enable_memory
         middleware = MemoryMiddleware(self.files, refusals=self.refusals) if memory else None
@@ -50,7 +57,7 @@ class AgentSession:
             memory=memory,
             provider=self.settings.model.provider,
         )
-        engine = ReviewEngine(model, setup, memory=middleware, tools=tools)
+        engine = ReviewEngine(model, setup, memory=middleware, tools=tools, sleep=sleep)
         if review:
             assert reader is not None  # noqa: S101 - checked by ``review`` above
             return engine.review(reader, extra=self._extra())

@@ -131,6 +131,7 @@ class ActionRunner:
     inputs: dict[str, str] = field(default_factory=dict)
     extra_env: dict[str, str] = field(default_factory=dict)
     run_id: int = 1000
+    waits: list[float] = field(default_factory=list)  # rate-limit waits, recorded, never slept
 
     @property
     def workspace(self) -> Path:
@@ -186,7 +187,7 @@ class ActionRunner:
         build = (lambda: model) if isinstance(model, BaseChatModel) else model
         out, err = io.StringIO(), io.StringIO()
         with redirect_stdout(out), redirect_stderr(err):
-            code = main(env, build_model=build)
+            code = main(env, build_model=build, sleep=self.waits.append)
         return RunOutcome(
             exit_code=code,
             stdout=out.getvalue(),
