@@ -1,10 +1,10 @@
 """A local git checkout, read through the ``git`` command: refs, commits, blobs and diffs.
 
 git runs as a subprocess with list arguments (never a shell), a timeout, and options that keep a
-developer's configuration from changing what it prints (quoted paths, colours, a pager, pathspec
-magic). Output stays bytes until the caller decides how to decode it: paths and file contents
-need not be UTF-8. Every failure a person can cause (no git, not a repository, an unknown ref) is
-one ``InputError`` line.
+developer's configuration from changing what it prints (a pager, quoted paths). Output stays
+bytes until the caller decides how to decode it: paths and file contents need not be UTF-8.
+Every failure a person can cause (no git, not a repository, an unknown ref) is one
+``InputError`` line.
 """
 
 from __future__ import annotations
@@ -19,14 +19,10 @@ from pathlib import Path
 from memory_action.errors import InputError
 
 GIT_TIMEOUT_S = 60.0
-# Before the subcommand: paths printed as they are (not \-quoted), no colour, no pager.
-_GLOBAL_OPTIONS = ("--no-pager", "-c", "core.quotepath=off", "-c", "color.ui=never")
-_QUIET_ENV = {
-    "GIT_TERMINAL_PROMPT": "0",  # never wait for a password
-    "GIT_OPTIONAL_LOCKS": "0",  # reading never takes the index lock of a running git
-    "GIT_LITERAL_PATHSPECS": "1",  # a path is a path, never a glob or :(magic)
-    "LC_ALL": "C",  # git's messages in English, as they are quoted in our errors
-}
+# Before the subcommand: no pager; paths as they are, not \-quoted (``-z`` output never quotes
+# them either, but a message that names a path stays readable).
+_GLOBAL_OPTIONS = ("--no-pager", "-c", "core.quotepath=off")
+_MESSAGES_IN_ENGLISH = {"LC_ALL": "C"}  # git's reasons are quoted in our one-line errors
 DEFAULT_BRANCH_CANDIDATES = ("origin/HEAD", "main", "master")
 _GITHUB_REMOTE = re.compile(r"github\.com[:/]+([^/\s]+/[^/\s]+?)(?:\.git)?/?$")
 _REGULAR_FILE_MODES = (b"100644", b"100755")
@@ -55,7 +51,7 @@ class GitCheckout:
 
     def __init__(self, root: Path, env: Mapping[str, str], timeout_s: float = GIT_TIMEOUT_S):
         self.root = root
-        self._env = {**env, **_QUIET_ENV}
+        self._env = {**env, **_MESSAGES_IN_ENGLISH}
         self._timeout_s = timeout_s
 
     @classmethod
@@ -100,15 +96,16 @@ class GitCheckout:
         return result.out
 
     def commit(self, ref: str) -> str | None:
-        """The commit ``ref`` names (a branch, tag, sha, ``HEAD~2``…), or None."""
-        found = self.attempt(
-            "rev-parse", "--verify", "--quiet", "--end-of-options", f"{ref}^{{commit}}"
-        )
+        """The commit ``ref`` names (a branch, tag, sha, ``HEAD~2``…), or None.
+
+        ``--verify`` takes exactly one revision: a ref that looks like an option (``--all``)
+        names nothing instead of changing what git prints."""
+        found = self.attempt("rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}")
         return found.out.decode("ascii").strip() if found.ok else None
 
     def full_ref(self, ref: str) -> str:
         """``refs/heads/x``, ``refs/remotes/origin/x``… for a ref; "" for a sha or an expression."""
-        found = self.attempt("rev-parse", "--symbolic-full-name", "--end-of-options", ref)
+        found = self.attempt("rev-parse", "--verify", "--quiet", "--symbolic-full-name", ref)
         return os.fsdecode(found.out.strip()) if found.ok else ""
 
     def current_branch(self) -> str | None:
@@ -131,7 +128,8 @@ class GitCheckout:
         )
 
     def merge_base(self, first: str, second: str) -> str | None:
-        found = self.attempt("merge-base", "--end-of-options", first, second)
+        """The best common ancestor of two commit shas (``commit``'s answers), or None."""
+        found = self.attempt("merge-base", first, second)
         return found.out.decode("ascii").strip() if found.ok else None
 
     def github_repository(self) -> str | None:
@@ -148,6 +146,7 @@ class GitCheckout:
             return None
         for entry in listing.out.split(b"\0"):
             meta, _, name = entry.partition(b"\t")
+            # Only the entry named exactly: "src/" lists the folder's files, ":(top)x" is magic.
             fields = meta.split()
             if name != os.fsencode(path) or len(fields) != 4:
                 continue

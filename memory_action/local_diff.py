@@ -26,10 +26,8 @@ DIFF_OPTIONS = (
     "--no-color",
     "--no-ext-diff",
     "--no-textconv",
-    "--no-relative",
     "--unified=3",
     "--inter-hunk-context=0",
-    "--diff-algorithm=myers",
 )
 _STATUS = {
     "A": "added",
@@ -198,9 +196,7 @@ def open_change(folder: Path, base: str | None, env: Mapping[str, str]) -> Local
     """The change of the checkout ``folder`` is in against ``base`` (default: the upstream
     default branch); an InputError when there is no checkout, no such ref or nothing to review."""
     git = GitCheckout.find(folder, env)
-    if base is not None and (not base.strip() or base.startswith("-")):
-        raise InputError(f"--base {base!r} is not a ref: pass a branch, tag or commit.")
-    base = base or git.default_base()
+    base = git.default_base() if base is None else base
     base_sha = git.commit(base)
     if base_sha is None:
         raise InputError(
