@@ -114,8 +114,13 @@ class GitCheckout:
         return os.fsdecode(found.out.strip()) if found.ok and found.out.strip() else None
 
     def default_branch(self) -> str | None:
-        """The upstream default branch (``origin/HEAD``), else ``main``, else ``master``."""
-        return next((c for c in DEFAULT_BRANCH_CANDIDATES if self.commit(c) is not None), None)
+        """The upstream default branch (``origin/HEAD``, named as what it points to, e.g.
+        ``origin/main``), else ``main``, else ``master``."""
+        found = next((c for c in DEFAULT_BRANCH_CANDIDATES if self.commit(c) is not None), None)
+        if found is None:
+            return None
+        short = self.attempt("rev-parse", "--verify", "--quiet", "--abbrev-ref", found)
+        return os.fsdecode(short.out.strip()) if short.ok and short.out.strip() else found
 
     def default_base(self) -> str:
         """``default_branch``, or an InputError asking for ``--base``."""

@@ -4,7 +4,6 @@ contents at head and base; what a developer's git config must not change; one-li
 
 from __future__ import annotations
 
-import os
 import subprocess
 from pathlib import Path
 
@@ -31,19 +30,7 @@ from tests.fakes.git_repo import (
     MANUAL,
     TITLE,
     GitRepo,
-    feature_repository,
-    isolated_git_env,
 )
-
-
-@pytest.fixture
-def env(tmp_path: Path) -> dict[str, str]:
-    return {**os.environ, **isolated_git_env(tmp_path / "home")}
-
-
-@pytest.fixture
-def repo(tmp_path: Path, env: dict[str, str]) -> GitRepo:
-    return feature_repository(tmp_path / "repo", env)
 
 
 def change_of(repo: GitRepo, env: dict[str, str], base: str | None = "main") -> LocalChange:
@@ -273,7 +260,7 @@ def test_the_default_base_is_origin_head_before_main(repo: GitRepo, env: dict[st
     repo.git("update-ref", "refs/remotes/origin/trunk", start)
     repo.git("symbolic-ref", "refs/remotes/origin/HEAD", "refs/remotes/origin/trunk")
 
-    assert change_of(repo, env, base=None).base == "origin/HEAD"
+    assert change_of(repo, env, base=None).base == "origin/trunk"
 
 
 def test_without_origin_the_default_base_is_main_then_master(
