@@ -14,8 +14,11 @@ import pytest
 import responses
 
 from memory_action.cli import build_parser
+from memory_action.git_checkout import GitCheckout
+from memory_action.local_diff import LocalChange
 from memory_action.local_run import settings_from_flags
 from memory_action.store.local import LocalDirectoryStore
+from tests.fakes.click_corpus import ClickCorpus
 from tests.fakes.git_repo import TITLE, GitRepo, feature_repository, isolated_git_env
 from tests.fakes.openai_stub import OpenAIStub, RecordedRequest, answer_reply, tool_call_reply
 from tests.integration.test_cli import GITHUB_TOKEN, MEMORY, run_cli
@@ -309,3 +312,40 @@ def test_a_local_review_never_posts_a_comment() -> None:
     args = build_parser().parse_args(["review", "--local"])
 
     assert settings_from_flags(args, {}).post_comment is False
+
+
+def test_the_local_reader_lists_the_click_pull_requests_as_the_github_fake_does(
+    click_corpus: ClickCorpus, tmp_path: Path
+) -> None:
+    """Six real pull requests (3 to 34 files): the same files, statuses, counts, patches and
+    contents as the corpus's GitHub fake, whose list follows GitHub's API."""
+    git = GitCheckout(click_corpus.repo, isolated_git_env(tmp_path / "home"))
+    for pull in click_corpus.pulls:
+        merge_base = git.merge_base(pull.base_sha, pull.head_sha)
+        assert merge_base is not None
+        change = LocalChange(git, f"base-{pull.tag}", pull.base_sha, merge_base, pull.head_sha)
+
+        listed = [
+            (f.path, f.status, f.additions, f.deletions, f.patch, f.previous_path)
+            for f in change.changed_files()
+        ]
+
+        assert listed == [
+            (
+                f["filename"],
+                f["status"],
+                f["additions"],
+                f["deletions"],
+                f.get("patch"),
+                f.get("previous_filename"),
+            )
+            for f in pull.files
+        ], pull.tag
+        some = pull.paths[0]
+        assert change.file_content(some) == _text(pull.head.get(some))
+        assert change.base_file_content(some) == _text(pull.base.get(some))
+        assert change.info().title == pull.title
+
+
+def _text(data: bytes | None) -> str | None:
+    return data.decode() if data is not None else None
