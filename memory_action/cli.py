@@ -1,6 +1,7 @@
 """The ``memory-agent`` command: the same pipeline from a terminal, with a local memory store.
 
     memory-agent review --repo OWNER/NAME --pr N [--dry-run] [--store-dir DIR] [--model …]
+    memory-agent review --local [--base REF] [--model …]   the current checkout's git diff
     memory-agent memory list|show|diff|blame [--store-dir DIR] [--agent-name NAME]
     memory-agent run        the action itself, from INPUT_* and GITHUB_* (what the image runs)
 
@@ -46,12 +47,25 @@ def _add_store_options(parser: argparse.ArgumentParser) -> None:
 def _add_review(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     review = commands.add_parser(
         "review",
-        help="review a pull request with the local memory store",
+        help="review a pull request, or the current checkout, with the local memory store",
         description="Review a pull request like the action does, with memory kept in a local "
-        "store. Reads the pull request with $GITHUB_TOKEN (or $GH_TOKEN).",
+        "store. Reads the pull request with $GITHUB_TOKEN (or $GH_TOKEN). With --local, reviews "
+        "git diff BASE...HEAD of the current checkout instead and prints the review: only the "
+        "model needs credentials ($GITHUB_TOKEN for github: models, $MEMORY_AGENT_MODEL_API_KEY "
+        "or the provider's own variable for openai: and anthropic: models).",
     )
-    review.add_argument("--repo", required=True, help="OWNER/NAME of the repository")
-    review.add_argument("--pr", required=True, type=int, help="pull request number")
+    review.add_argument("--repo", help="OWNER/NAME of the repository")
+    review.add_argument("--pr", type=int, help="pull request number")
+    review.add_argument(
+        "--local",
+        action="store_true",
+        help="review the current checkout's git diff BASE...HEAD (nothing is posted)",
+    )
+    review.add_argument(
+        "--base",
+        help="with --local: the branch, tag or commit to compare with (default: origin/HEAD, "
+        "else main, else master)",
+    )
     review.add_argument(
         "--dry-run", action="store_true", help="print the review instead of posting the comment"
     )
@@ -62,8 +76,8 @@ def _add_review(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -
     review.add_argument("--prompt", help="extra instructions for the agent")
     review.add_argument(
         "--sources-dir",
-        default=".",
-        help="folder holding the read-only memory sources (default: the current folder)",
+        help="folder holding the read-only memory sources (default: the current folder; with "
+        "--local, the checkout's top folder)",
     )
     review.add_argument("--memory-source", action="append", help="read-only source (repeatable)")
     review.add_argument("--max-memory-kb", help="memory size budget in KiB (default 16)")

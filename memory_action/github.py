@@ -45,17 +45,17 @@ from memory_action.github_promotion import (
     WorkflowRun,
 )
 from memory_action.pull_request import (
+    MAX_FILE_BYTES,
     ChangedFile,
     CommentPermissionError,
     PostedComment,
     PullRequestInfo,
     PullRequestReader,
+    decode_text,
 )
 from memory_action.sticky import fold_duplicates
 
 DEFAULT_API_URL = "https://api.github.com"
-MAX_FILE_BYTES = 2 * 1024 * 1024  # larger files are no use to a reviewing model
-_BINARY_SNIFF = 8_192  # a NUL byte in the first 8 KiB means binary, as git decides
 _VIEWER = "query { viewer { __typename login } }"
 _PERMISSION_HINT = (
     "a fork pull request's token is read-only; otherwise grant the workflow "
@@ -308,14 +308,14 @@ class GitHubPullRequest:
         head_sha = self.info().head_sha
         with self._client.api(f"reading {path} at {head_sha[:7]}"):
             data = self._file_bytes(path, head_sha)
-        return _decode_text(data) if data is not None else None
+        return decode_text(data) if data is not None else None
 
     def base_file_content(self, path: str) -> str | None:
         """The file's text at the base commit, with the same limits as ``file_content``."""
         base = self.info().base_sha or self.info().base_ref
         with self._client.api(f"reading {path} at {base[:12]}"):
             data = self._file_bytes(path, base)
-        return _decode_text(data) if data is not None else None
+        return decode_text(data) if data is not None else None
 
     def _file_bytes(self, path: str, ref: str) -> bytes | None:
         try:
@@ -354,15 +354,6 @@ def _content_bytes(repo: Repository, found: ContentFile) -> bytes:
     if blob.encoding == "base64":
         return base64.b64decode(blob.content)
     return blob.content.encode("utf-8")
-
-
-def _decode_text(data: bytes) -> str | None:
-    if b"\x00" in data[:_BINARY_SNIFF]:
-        return None
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError:
-        return None
 
 
 def _retry_policy(retries: int) -> Retry | None:

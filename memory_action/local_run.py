@@ -1,9 +1,11 @@
 """``memory-agent review``: the action's pipeline from a terminal, with the local store.
 
-Flags become ``INPUT_*`` values, so they are validated by the same parser as the action's inputs.
-The run works in a temporary workspace: read-only sources are copied in from ``--sources-dir``,
-the writable memory is restored there from the local store, and nothing in the current folder
-is changed.
+Two kinds of change: a GitHub pull request (``--repo``/``--pr``, read with a GitHub token) or the
+current checkout's ``git diff BASE...HEAD`` (``--local``: no GitHub at all unless the model runs
+on GitHub Models). Flags become ``INPUT_*`` values, so they are validated by the same parser as
+the action's inputs. The run works in a temporary workspace: read-only sources are copied in
+from ``--sources-dir``, the writable memory is restored there from the local store, and nothing
+in the current folder is changed.
 """
 
 from __future__ import annotations
@@ -13,20 +15,24 @@ import dataclasses
 import os
 import shutil
 import tempfile
-import time
 from collections.abc import Mapping
 from pathlib import Path, PurePosixPath
 
 from memory_action import pipeline
+from memory_action.agent.models import API_KEY_VARIABLES
 from memory_action.context import PullRequestRef, RunContext, Trust
 from memory_action.errors import InputError, MemoryFileError
 from memory_action.gha import Workflow
+from memory_action.local_context import checkout_context, local_run_id, write_note
+from memory_action.local_diff import open_change
 from memory_action.local_memory import open_store
 from memory_action.main import mask_secrets, model_factory
+from memory_action.pull_request import PullRequestReader
 from memory_action.settings import Secret, Settings, parse_settings
 from memory_action.store.hygiene import LocalLayerAdmin
 
 TOKEN_VARIABLES = ("GITHUB_TOKEN", "GH_TOKEN")
+API_KEY_VARIABLE = "MEMORY_AGENT_MODEL_API_KEY"
 
 
 def settings_from_flags(args: argparse.Namespace, env: Mapping[str, str]) -> Settings:
@@ -39,41 +45,117 @@ def settings_from_flags(args: argparse.Namespace, env: Mapping[str, str]) -> Set
         "max_memory_kb": args.max_memory_kb,
         "timeout_minutes": args.timeout_minutes,
         "memory_sources": "\n".join(args.memory_source) if args.memory_source else None,
-        "model_api_key": env.get("MEMORY_AGENT_MODEL_API_KEY"),
+        "model_api_key": env.get(API_KEY_VARIABLE),
     }
     inputs = {f"INPUT_{name.upper()}": value for name, value in flags.items() if value}
     settings = parse_settings(inputs)
     token = next((env[name] for name in TOKEN_VARIABLES if env.get(name)), "")
-    if not token:
+    return dataclasses.replace(
+        settings,
+        github_token=Secret(token.strip()),
+        post_comment=not (args.dry_run or args.local),
+    )
+
+
+def check_model_credentials(settings: Settings, env: Mapping[str, str]) -> None:
+    """Before anything runs: the model's provider has what it needs, said in CLI terms."""
+    spec, provider = settings.model, settings.model.provider
+    if provider == "github" and not settings.github_token:
+        raise InputError(
+            f"model={spec} runs on GitHub Models and needs a GitHub token: set GITHUB_TOKEN "
+            "(e.g. GITHUB_TOKEN=$(gh auth token)), or pick another --model."
+        )
+    variable = API_KEY_VARIABLES.get(provider)
+    if variable and not (settings.model_api_key or env.get(variable, "").strip()):
+        hint = " (any value if the server needs none)" if settings.model_base_url else ""
+        raise InputError(
+            f"model={spec} needs an API key: set {API_KEY_VARIABLE} or {variable}{hint}."
+        )
+
+
+def review(args: argparse.Namespace, env: Mapping[str, str], workflow: Workflow) -> int:
+    if args.local:
+        if args.repo or args.pr is not None:
+            raise InputError(
+                "--local reviews the current checkout: leave out --repo and --pr, or drop --local."
+            )
+        return _review_checkout(args, env, workflow)
+    if args.base is not None:
+        raise InputError("--base goes with --local: add --local, or leave out --base.")
+    if not args.repo or args.pr is None:
+        raise InputError(
+            "review needs --repo OWNER/NAME and --pr N, or --local for the current checkout."
+        )
+    return _review_pull_request(args, env, workflow)
+
+
+def _review_pull_request(
+    args: argparse.Namespace, env: Mapping[str, str], workflow: Workflow
+) -> int:
+    from memory_action.github import GitHubClient  # noqa: PLC0415 - PyGithub only when needed
+
+    settings = settings_from_flags(args, env)
+    if not settings.github_token:
         raise InputError(
             "No GitHub token: set GITHUB_TOKEN (or GH_TOKEN) to a token that can read the "
             "pull request, e.g. GITHUB_TOKEN=$(gh auth token)."
         )
-    return dataclasses.replace(settings, github_token=Secret(token), post_comment=not args.dry_run)
-
-
-def review(args: argparse.Namespace, env: Mapping[str, str], workflow: Workflow) -> int:
-    from memory_action.github import GitHubClient  # noqa: PLC0415 - PyGithub only when needed
-
-    settings = settings_from_flags(args, env)
+    check_model_credentials(settings, env)
     mask_secrets(settings, workflow)
     api_url = env.get("GITHUB_API_URL", "https://api.github.com")
     github = GitHubClient(settings.github_token.reveal(), api_url, args.repo)
     with tempfile.TemporaryDirectory(prefix="memory-agent-") as temp:
         workspace = Path(temp)
-        _copy_sources(Path(args.sources_dir), settings.memory_sources, workspace)
+        _copy_sources(Path(args.sources_dir or "."), settings.memory_sources, workspace)
         context = _local_context(args, github, workspace, api_url)
-        store = open_store(args, env)
-        services = pipeline.Services(
-            workflow=workflow,
-            store=store,
-            store_note="",
-            github=github,
-            model_factory=model_factory(settings, env),
-            layer_admin=lambda _ref: LocalLayerAdmin(store),
-            sources_from_base=False,  # the person at the terminal chose --sources-dir
-        )
-        result = pipeline.run(settings, context, services)
+        result = _run(args, env, workflow, settings, context, github=github)
+    return _print(result)
+
+
+def _review_checkout(args: argparse.Namespace, env: Mapping[str, str], workflow: Workflow) -> int:
+    change = open_change(Path.cwd(), args.base, env)
+    settings = settings_from_flags(args, env)
+    check_model_credentials(settings, env)
+    mask_secrets(settings, workflow)
+    files = change.changed_files()
+    workflow.info(
+        f"Reviewing git diff {change.base}...HEAD of {change.git.root} ({len(files)} changed "
+        "files); the review is printed here, nothing is posted to GitHub."
+    )
+    with tempfile.TemporaryDirectory(prefix="memory-agent-") as temp:
+        workspace = Path(temp)
+        sources_dir = Path(args.sources_dir) if args.sources_dir else change.git.root
+        _copy_sources(sources_dir, settings.memory_sources, workspace)
+        context = checkout_context(change, workspace, no_save=args.no_save)
+        result = _run(args, env, workflow, settings, context, reader=change)
+    return _print(result)
+
+
+def _run(
+    args: argparse.Namespace,
+    env: Mapping[str, str],
+    workflow: Workflow,
+    settings: Settings,
+    context: RunContext,
+    *,
+    github: pipeline.GitHubAccess | None = None,
+    reader: PullRequestReader | None = None,
+) -> pipeline.RunResult:
+    store = open_store(args, env)
+    services = pipeline.Services(
+        workflow=workflow,
+        store=store,
+        store_note="",
+        github=github,
+        pull_request_reader=reader,
+        model_factory=model_factory(settings, env),
+        layer_admin=lambda _ref: LocalLayerAdmin(store),
+        sources_from_base=False,  # the person at the terminal chose the sources folder
+    )
+    return pipeline.run(settings, context, services)
+
+
+def _print(result: pipeline.RunResult) -> int:
     print(result.response)
     if result.memory_diff:
         print(f"\nMemory changes:\n{result.memory_diff}")
@@ -123,7 +205,7 @@ def _local_context(
         ref=f"refs/pull/{info.number}/merge",
         sha=info.head_sha,
         default_branch=github.default_branch(),
-        run_id=f"local{time.time_ns()}",  # unique per run: saved keys are immutable
+        run_id=local_run_id(),
         run_attempt="1",
         actor="local",
         workspace=workspace,
@@ -132,5 +214,5 @@ def _local_context(
         comment_author_association="",
         trust=Trust.TRUSTED,  # the person at the terminal chose to run it
         may_write=not args.no_save,
-        write_note="--no-save was given" if args.no_save else "",
+        write_note=write_note(no_save=args.no_save),
     )

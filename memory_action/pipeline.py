@@ -195,6 +195,8 @@ def _pull_request_reader(the_plan: Plan) -> PullRequestReader | None:
     pr, github = the_plan.context.pull_request, the_plan.services.github
     if pr is None:
         return None
+    if the_plan.services.pull_request_reader is not None:
+        return the_plan.services.pull_request_reader
     if github is None:
         raise GitHubError("This run reviews a pull request but has no GitHub access.")
     return github.pull_request(pr.number)

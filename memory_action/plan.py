@@ -59,6 +59,8 @@ class Services:
     store_note: str
     github: GitHubAccess | None  # None: no GitHub access
     model_factory: Callable[[], BaseChatModel]
+    # The change to review when it is not a GitHub pull request (a local checkout's diff).
+    pull_request_reader: PullRequestReader | None = None
     store_write_note: str = ""  # why the store will not take saves (e.g. ACTIONS_CACHE_MODE)
     layer_admin: Callable[[str], LayerAdmin] | None = None  # lists and prunes a ref's entries
     clock: Callable[[], float] = time.time

@@ -42,6 +42,8 @@ def proposal_for(plan: Plan, outcome: Outcome, previous: str = "") -> Proposal |
     pr = plan.context.pull_request
     if pr is None or not plan.settings.enable_memory or plan.scope.kind is ScopeKind.PR:
         return None
+    if plan.services.github is None:  # a local change: no comment to hold it, no merge to apply it
+        return None
     base = outcome.start.committed.text
     new = _with_unticked(plan, outcome, previous)
     if new == base:

@@ -5,6 +5,19 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Protocol
 
+MAX_FILE_BYTES = 2 * 1024 * 1024  # larger files are no use to a reviewing model
+_BINARY_SNIFF = 8_192  # a NUL byte in the first 8 KiB means binary, as git decides
+
+
+def decode_text(data: bytes) -> str | None:
+    """A file's bytes as text; None when they are binary or not UTF-8 (no use to the model)."""
+    if b"\x00" in data[:_BINARY_SNIFF]:
+        return None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+
 
 @dataclass(frozen=True)
 class ChangedFile:

@@ -22,6 +22,8 @@ if TYPE_CHECKING:
 GITHUB_MODELS_URL = "https://models.github.ai/inference"
 GITHUB_API_VERSION = "2022-11-28"
 DEFAULT_MAX_RETRIES = 2
+# The environment variable each provider's own tools read its API key from.
+API_KEY_VARIABLES = {"openai": "OPENAI_API_KEY", "anthropic": "ANTHROPIC_API_KEY"}
 
 # Env vars that turn LangSmith tracing on; langsmith reads the *_V2 ones before LANGSMITH_TRACING.
 _TRACING_SWITCHES = ("LANGSMITH_TRACING_V2", "LANGCHAIN_TRACING_V2", "LANGCHAIN_TRACING")
@@ -80,7 +82,7 @@ def _github_kwargs(settings: Settings, github_token: Secret) -> dict[str, Any]:
 
 
 def _openai_kwargs(settings: Settings, env: Mapping[str, str]) -> dict[str, Any]:
-    key = _api_key(settings, env, "OPENAI_API_KEY")
+    key = _api_key(settings, env, API_KEY_VARIABLES["openai"])
     kwargs: dict[str, Any] = {"api_key": key, "base_url": settings.model_base_url or None}
     if settings.model_base_url:
         # OpenAI-compatible servers speak chat completions, not the Responses API.
@@ -89,7 +91,7 @@ def _openai_kwargs(settings: Settings, env: Mapping[str, str]) -> dict[str, Any]
 
 
 def _anthropic_kwargs(settings: Settings, env: Mapping[str, str]) -> dict[str, Any]:
-    kwargs: dict[str, Any] = {"api_key": _api_key(settings, env, "ANTHROPIC_API_KEY")}
+    kwargs: dict[str, Any] = {"api_key": _api_key(settings, env, API_KEY_VARIABLES["anthropic"])}
     if settings.model_base_url:
         kwargs["base_url"] = settings.model_base_url
     return kwargs

@@ -37,8 +37,10 @@ def header(info: PullRequestInfo, repository: str, *, description_chars: int) ->
     body = info.body.strip()
     if len(body) > description_chars:
         body = body[:description_chars] + f"\n[description cut at {description_chars} characters]"
+    # Number 0: a local change (``review --local``), which GitHub never saw.
+    change = f"Pull request #{info.number}" if info.number else "Local change"
     lines = [
-        f"Pull request #{info.number} in {repository}: {info.title}",
+        f"{change} in {repository}: {info.title}",
         f"Author: {info.author}; base: {info.base_ref} <- head: {info.head_ref} "
         f"({info.head_sha[:12]})",
     ]

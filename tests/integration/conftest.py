@@ -51,3 +51,47 @@ def click_corpus(tmp_path_factory: pytest.TempPathFactory) -> ClickCorpus:
     if not bundle.is_file():
         pytest.skip(MISSING)
     return load_corpus(bundle, tmp_path_factory.mktemp("corpus") / "click.git")
+
+
+AMBIENT_VARIABLES = (
+    "GITHUB_ACTIONS",
+    "GITHUB_TOKEN",
+    "GH_TOKEN",
+    "GITHUB_API_URL",
+    "GITHUB_OUTPUT",
+    "GITHUB_STEP_SUMMARY",
+    "MEMORY_AGENT_STORE_DIR",
+    "MEMORY_AGENT_MODEL_API_KEY",
+    "ACTIONS_RUNTIME_TOKEN",
+    "ACTIONS_RESULTS_URL",
+    "ACTIONS_CACHE_URL",
+    "OPENAI_API_KEY",
+    "OPENAI_BASE_URL",
+    "OPENAI_API_BASE",
+    "ANTHROPIC_API_KEY",
+    "LANGSMITH_GATEWAY",
+    "LANGSMITH_TRACING_V2",
+    "LANGCHAIN_TRACING_V2",
+    "LANGCHAIN_TRACING",
+)
+
+
+@pytest.fixture
+def no_ambient_settings(monkeypatch: pytest.MonkeyPatch) -> None:
+    """No setting of the developer (or of CI) may reach a CLI run."""
+    for name in AMBIENT_VARIABLES:
+        monkeypatch.delenv(name, raising=False)
+    # The agent session writes LANGSMITH_TRACING=false into os.environ: setenv undoes it after.
+    monkeypatch.setenv("LANGSMITH_TRACING", "false")
+
+
+@pytest.fixture
+def no_tiktoken(monkeypatch: pytest.MonkeyPatch) -> None:
+    """tiktoken downloads its encodings on first use: no run may reach it."""
+    import tiktoken  # noqa: PLC0415 - patched only where asked
+
+    def refuse(*args: object, **kwargs: object) -> None:
+        raise AssertionError("tiktoken was used")
+
+    monkeypatch.setattr(tiktoken, "get_encoding", refuse)
+    monkeypatch.setattr(tiktoken, "encoding_for_model", refuse)

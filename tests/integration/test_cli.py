@@ -48,33 +48,11 @@ class CurrentFolder:
 
 
 @pytest.fixture(autouse=True)
-def current_folder(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[CurrentFolder]:
+def current_folder(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, no_ambient_settings: None
+) -> Iterator[CurrentFolder]:
     """No ambient setting of the developer (or of CI) may reach a run; the current folder is a
     scratch folder that no command may change."""
-    for name in (
-        "GITHUB_ACTIONS",
-        "GITHUB_TOKEN",
-        "GH_TOKEN",
-        "GITHUB_API_URL",
-        "GITHUB_OUTPUT",
-        "GITHUB_STEP_SUMMARY",
-        "MEMORY_AGENT_STORE_DIR",
-        "MEMORY_AGENT_MODEL_API_KEY",
-        "ACTIONS_RUNTIME_TOKEN",
-        "ACTIONS_RESULTS_URL",
-        "ACTIONS_CACHE_URL",
-        "OPENAI_API_KEY",
-        "OPENAI_BASE_URL",
-        "OPENAI_API_BASE",
-        "ANTHROPIC_API_KEY",
-        "LANGSMITH_GATEWAY",
-        "LANGSMITH_TRACING_V2",
-        "LANGCHAIN_TRACING_V2",
-        "LANGCHAIN_TRACING",
-    ):
-        monkeypatch.delenv(name, raising=False)
-    # The agent session writes LANGSMITH_TRACING=false into os.environ: setenv undoes it after.
-    monkeypatch.setenv("LANGSMITH_TRACING", "false")
     # Nothing may fall back to the real home folder either.
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
     monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "home" / "data"))
@@ -89,15 +67,8 @@ def current_folder(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[
 
 
 @pytest.fixture(autouse=True)
-def _no_tiktoken(monkeypatch: pytest.MonkeyPatch) -> None:
+def _no_tiktoken(no_tiktoken: None) -> None:
     """tiktoken downloads its encodings on first use: no run may reach it."""
-    import tiktoken  # noqa: PLC0415 - patched only for these tests
-
-    def refuse(*args: object, **kwargs: object) -> None:
-        raise AssertionError("tiktoken was used")
-
-    monkeypatch.setattr(tiktoken, "get_encoding", refuse)
-    monkeypatch.setattr(tiktoken, "encoding_for_model", refuse)
 
 
 def tree(root: Path) -> dict[str, tuple[bytes, int]]:
