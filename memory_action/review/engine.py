@@ -33,6 +33,7 @@ from memory_action.review.limits import DailyQuotaError, ProviderLimits, Request
 from memory_action.review.messages import (
     BatchView,
     batch_message,
+    description_chars,
     header,
     synthesis_message,
 )
@@ -304,8 +305,7 @@ class ReviewEngine:
         return max(0, limit - fixed - room)
 
     def _description(self) -> int:
-        """Characters of the PR description shown: about 5% of the input limit, 500 to 4,000."""
-        return min(4_000, max(500, self.estimator.chars_for(self.setup.profile.input_tokens // 20)))
+        return description_chars(self.setup.profile.input_tokens, self.estimator)
 
     def _calls_left(self) -> int:
         return max(0, self.setup.max_model_calls - self.cost.model_calls)

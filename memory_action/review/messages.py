@@ -13,8 +13,9 @@ from dataclasses import dataclass
 
 from memory_action.pull_request import PullRequestInfo
 from memory_action.review.selection import Skipped
+from memory_action.review.tokens import TokenEstimator
 
-MAX_LISTED = 60  # names listed of the files in other requests and of the skipped files
+LIST_CHARS = 800  # of each list of file names in a request: the rest are counted
 OPEN, CLOSE = "<pull_request>", "</pull_request>"
 
 
@@ -27,6 +28,11 @@ class BatchView:
     diff: str  # the rendered files of the batch
     elsewhere: Sequence[str]  # reviewable files that other requests hold
     skipped: Sequence[Skipped]  # files no request holds, with the reason
+
+
+def description_chars(input_tokens: int, estimator: TokenEstimator) -> int:
+    """Characters of the PR description shown: about 2.5% of the input limit, 500 to 4,000."""
+    return min(4_000, max(500, estimator.chars_for(input_tokens // 40)))
 
 
 def defuse(text: str) -> str:
@@ -77,7 +83,7 @@ def batch_message(
             "Reviewed in other requests (do not read them): " + _names(list(view.elsewhere))
         )
     if view.skipped:
-        parts.append("Not reviewed: " + _names([f"{s.path} ({s.reason})" for s in view.skipped]))
+        parts.append("Not reviewed: " + _by_reason(view.skipped))
     parts += ["", defuse(view.diff.rstrip("\n")), CLOSE]
     return "\n".join(parts)
 
@@ -110,7 +116,22 @@ def synthesis_message(
     return "\n".join([*head, "", OPEN, pr_header, "", "\n\n".join(sections), CLOSE])
 
 
-def _names(names: list[str]) -> str:
-    shown = ", ".join(names[:MAX_LISTED])
-    more = len(names) - MAX_LISTED
-    return f"{shown} and {more} more" if more > 0 else shown
+def _by_reason(skipped: Sequence[Skipped]) -> str:
+    """``reason: a, b and 3 more; other reason: c``, in order of first appearance."""
+    groups: dict[str, list[str]] = {}
+    for item in skipped:
+        groups.setdefault(item.reason, []).append(item.path)
+    share = LIST_CHARS // (2 * len(groups))
+    return "; ".join(f"{reason}: {_names(paths, share)}" for reason, paths in groups.items())
+
+
+def _names(names: list[str], limit: int = LIST_CHARS) -> str:
+    """The names, as many as fit in ``limit`` characters, then how many more there are."""
+    shown: list[str] = []
+    size = 0
+    for name in names:
+        size += len(name) + 2
+        if size > limit and shown:
+            return f"{', '.join(shown)} and {len(names) - len(shown)} more"
+        shown.append(name)
+    return ", ".join(shown)

@@ -24,10 +24,10 @@ UNKNOWN_SERVER_OUTPUT = 2_000
 
 # What a review request holds besides memory and the diff: the system prompt, the memory
 # guidelines, the tool schemas, the pull request's header and file list (a test measures it).
-REVIEW_OVERHEAD_TOKENS = 2_500
+REVIEW_OVERHEAD_TOKENS = 3_000
 # The least room a request keeps for the diff: below it, reviews of real pull requests take
 # too many requests to be worth it.
-MIN_DIFF_TOKENS = 3_000
+MIN_DIFF_TOKENS = 2_500
 
 
 @dataclass(frozen=True)

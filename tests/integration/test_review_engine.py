@@ -145,5 +145,5 @@ def test_a_lock_file_is_skipped_and_listed_with_the_reason(
         assert "- `uv.lock`: lock file" in review.comment
         [request] = review.stub.requests
         task = str(request.body["messages"][-1]["content"])
-        assert "Not reviewed: uv.lock (lock file)" in task
+        assert "Not reviewed: lock file: uv.lock" in task
         assert "### modified uv.lock" not in task
