@@ -14,6 +14,7 @@ import argparse
 import dataclasses
 import os
 import shutil
+import sys
 import tempfile
 from collections.abc import Mapping
 from pathlib import Path, PurePosixPath
@@ -27,6 +28,7 @@ from memory_action.local_context import checkout_context, local_run_id, write_no
 from memory_action.local_diff import open_change
 from memory_action.local_memory import open_store
 from memory_action.main import mask_secrets, model_factory
+from memory_action.publish import figures_of
 from memory_action.pull_request import PullRequestReader
 from memory_action.settings import Secret, Settings, parse_settings
 from memory_action.store.hygiene import LocalLayerAdmin
@@ -156,9 +158,19 @@ def _run(
 
 
 def _print(result: pipeline.RunResult) -> int:
+    """The review (and memory changes) on stdout; what it did not cover and what it cost on
+    stderr, with the progress, so stdout stays the review alone."""
+    review = result.review
     print(result.response)
     if result.memory_diff:
         print(f"\nMemory changes:\n{result.memory_diff}")
+    if review is not None:
+        shown = figures_of(review)
+        if review.note:
+            print(f"Note: {review.note}", file=sys.stderr)
+        for path, why in shown.not_reviewed:
+            print(f"Not reviewed: {path}: {why}", file=sys.stderr)
+        print(f"Review {shown.outcome}: {shown.cost_line()}", file=sys.stderr)
     return 0
 
 

@@ -29,6 +29,7 @@ from memory_action.memory.scrub import redact
 from memory_action.plan import Outcome, Plan
 from memory_action.promotion import verified_proposal
 from memory_action.pull_request import CommentPermissionError
+from memory_action.review.engine import ReviewResult
 from memory_action.review.tokens import text_tokens
 from memory_action.settings import ScopeKind
 
@@ -174,9 +175,10 @@ def _pending_note(plan: Plan, outcome: Outcome) -> str | None:
 
 def figures(outcome: Outcome) -> report.ReviewFigures | None:
     """What the review covered and cost, when the run reviewed (or tried to)."""
-    review = outcome.review
-    if review is None:
-        return None
+    return figures_of(outcome.review) if outcome.review is not None else None
+
+
+def figures_of(review: ReviewResult) -> report.ReviewFigures:
     cost = review.cost
     return report.ReviewFigures(
         outcome=review.outcome,

@@ -80,6 +80,7 @@ _FOLDER_REASONS = {
     "__pycache__": "build output (__pycache__/)",
 }
 NO_PATCH = "no patch from GitHub: binary or too large"
+NO_DIFF = "no diff to read: binary, empty or a mode change"
 
 
 def categorise(path: str) -> Category:
@@ -108,9 +109,10 @@ def skip_reason(file: ChangedFile, *, attributes: str, exclude: Sequence[str]) -
     well_known = _well_known_reason(file.path)
     if well_known:
         return well_known
-    # A removed file is summarised from its line count, so it needs no patch.
-    if file.patch is None and file.status != "removed" and file.additions + file.deletions:
-        return NO_PATCH
+    # A removed file is summarised from its line count and a pure rename in one line, so they
+    # need no patch; anything else without one has nothing the model could read.
+    if file.patch is None and file.status not in ("removed", "renamed"):
+        return NO_PATCH if file.additions + file.deletions else NO_DIFF
     return None
 
 

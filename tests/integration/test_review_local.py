@@ -117,6 +117,9 @@ def test_review_local_sends_the_diff_prints_the_review_and_saves_memory(
     assert out.startswith(f"{ANSWER}\n\nMemory changes:\n--- /dev/null\n+++ b/{MEMORY}\n")
     assert "+- Deleting lines needs a reason in the description." in out
     assert "nothing is posted to GitHub" in err
+    # What the review covered and cost goes with the progress (assets/logo.bin is binary).
+    assert "Not reviewed: assets/logo.bin: no diff to read: binary, empty or a mode change" in err
+    assert "Review reviewed: 2 model calls, 20 tokens in, 10 out · 4 files reviewed, 1 not" in err
     # The model got the change in its first request: the description, the files as GitHub
     # lists them, the patches; not main's later change (three dots: since the merge base).
     first = stub.requests[0].body["messages"][1]["content"]

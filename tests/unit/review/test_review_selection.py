@@ -6,6 +6,7 @@ import pytest
 
 from memory_action.pull_request import ChangedFile
 from memory_action.review.selection import (
+    NO_DIFF,
     NO_PATCH,
     Category,
     ReviewFile,
@@ -115,6 +116,8 @@ def test_reasons_are_checked_in_order() -> None:
     assert (
         skip_reason(changed("big.py", 9000, 0, patch=None), attributes="", exclude=()) == NO_PATCH
     )
+    # Binary (GitHub counts no lines), empty, or a mode change: nothing to read, and said so.
+    assert skip_reason(changed("logo.png", 0, 0, patch=None), attributes="", exclude=()) == NO_DIFF
 
 
 @pytest.mark.parametrize(
@@ -122,7 +125,6 @@ def test_reasons_are_checked_in_order() -> None:
     [
         changed("gone.py", 0, 3000, status="removed", patch=None),  # summarised from its counts
         changed("new_name.py", 0, 0, status="renamed", patch=None),  # a pure rename
-        changed("logo.png", 0, 0, patch=None),  # binary: GitHub counts no lines
     ],
 )
 def test_files_without_a_patch_that_need_none_are_kept(file: ChangedFile) -> None:
