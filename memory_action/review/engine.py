@@ -223,13 +223,7 @@ class ReviewEngine:
         view = BatchView(
             index, total, _diff(batch), _elsewhere(chosen, batch), progress.not_reviewed
         )
-        message = batch_message(
-            pr_header,
-            view,
-            memory=self.setup.memory,
-            budget_bytes=self.setup.memory_budget_bytes,
-            extra=self._extra,
-        )
+        message = self._batch_message(pr_header, view)
         calls = self._calls_for(total - index + 1, single=total == 1)
         return self._converse(message, calls, tools=self.tools)
 
@@ -290,19 +284,21 @@ class ReviewEngine:
     def _capacity(self, pr_header: str, paths: list[str]) -> int:
         """Tokens a batch's diff may take: the input limit less everything else in the request."""
         limit = self.setup.profile.input_tokens
-        empty = BatchView(1, 2, "", paths, ())
-        frame = batch_message(
-            pr_header,
-            empty,
-            memory=self.setup.memory,
-            budget_bytes=self.setup.memory_budget_bytes,
-            extra=self._extra,
-        )
+        frame = self._batch_message(pr_header, BatchView(1, 2, "", paths, ()))
         system = self.setup.system_prompt + "\n\n" + self._memory_block()
         tools = [tool_schema(t) for t in [*self.tools, *self._memory_tools()]]
         fixed = self.estimator.count_request(system, [frame], tools)
         room = max(MIN_TOOL_ROOM, int(limit * TOOL_ROOM))
         return max(0, limit - fixed - room)
+
+    def _batch_message(self, pr_header: str, view: BatchView) -> str:
+        return batch_message(
+            pr_header,
+            view,
+            memory=self.setup.memory,
+            budget_bytes=self.setup.memory_budget_bytes,
+            extra=self._extra,
+        )
 
     def _description(self) -> int:
         return description_chars(self.setup.profile.input_tokens, self.estimator)
