@@ -31,6 +31,7 @@ from langchain.agents.middleware import (
     ToolErrorMiddleware,
 )
 from langchain.agents.middleware.types import ExtendedModelResponse, ToolCallRequest
+from langchain.agents.structured_output import ToolStrategy
 from langchain_core.exceptions import (
     ContextOverflowError,
     ModelAuthenticationError,
@@ -77,6 +78,8 @@ class AgentOutcome:
     tool_calls: int
     finished: bool  # True only when the model gave a final answer within the limits
     stop_reason: str  # answer | call_limit | timeout | model_error | empty_answer
+    # The arguments of the answer tool (``response_format``), when the model answered through it.
+    structured: dict[str, Any] | None = None
 
 
 class AgentRunError(AgentError):
@@ -237,16 +240,20 @@ def run_agent(
     timeout_s: float,
     max_model_calls: int = 25,
     provider: str = "",
+    response_format: ToolStrategy[Any] | None = None,
 ) -> AgentOutcome:
     """Run the agent on ``task`` once; the final answer, or AgentRunError with one clear line.
 
     ``provider`` (github, openai, anthropic) only sharpens the hint of an authentication error.
+    With ``response_format`` (a JSON-schema ``ToolStrategy``) the model answers by calling that
+    tool; its arguments are the outcome's ``structured`` (a plain text answer is still taken).
     """
     guard = RunGuard(timeout_s)
     agent = create_agent(
         model,
         list(tools),
         system_prompt=system_prompt,
+        response_format=response_format,
         middleware=[
             guard,
             ToolErrorMiddleware(_tool_error),
@@ -265,13 +272,23 @@ def run_agent(
         raise _failure(guard, TIMEOUT, _timeout_text(timeout_s))
     if result.error is not None:
         _raise_mapped(result.error, guard, model, provider, timeout_s)
+    structured = _structured(result.value)
+    if structured is not None:
+        return AgentOutcome("", guard.model_calls, guard.tool_calls, True, ANSWER, structured)
     return _outcome(guard, max_model_calls)
+
+
+def _structured(state: object) -> dict[str, Any] | None:
+    """The answer tool's arguments from the graph's final state, if the model called it."""
+    found = state.get("structured_response") if isinstance(state, dict) else None
+    return found if isinstance(found, dict) else None
 
 
 @dataclass
 class _Result:
     timed_out: bool = False
     error: BaseException | None = None
+    value: object = None
 
 
 class _Worker:
@@ -291,7 +308,7 @@ class _Worker:
 
     def _target(self) -> None:
         try:
-            self._action()
+            self._result.value = self._action()
         except BaseException as exc:  # handed to the waiting thread
             self._result.error = exc
 

@@ -3,7 +3,8 @@
 Every saved entry holds ``.memory-agent/state.json``: the layer, the AGENTS.md text the saving
 run started from (``base``) and the keys it merged (``parents``). With them a later run can
 three-way merge entries that raced, and re-apply a pull request's overlay on newer committed
-memory. Restored entries are untrusted: anything but the expected files is removed, and a state
+memory. A pull request's overlay also keeps its findings ledger there (``review_ledger``).
+Restored entries are untrusted: anything but the expected files is removed, and a state
 file that does not validate is ignored.
 """
 
@@ -16,6 +17,7 @@ from pathlib import Path
 from typing import Any, TypeGuard
 
 from memory_action.errors import MemoryFileError
+from memory_action.memory.review_ledger import ReviewLedger, parse_ledger
 from memory_action.memory.sources import normalise_text
 
 MEMORY_FILE = "AGENTS.md"
@@ -33,14 +35,17 @@ class EntryState:
     layer: str  # "committed" or "overlay"
     base: str  # the AGENTS.md text the saving run started from (an overlay: applies on top of)
     parents: tuple[str, ...] = ()  # keys whose content this entry already holds
+    review: ReviewLedger | None = None  # a pull request's findings ledger (its overlay)
 
     def to_json(self) -> str:
-        document = {
+        document: dict[str, Any] = {
             "format": STATE_FORMAT,
             "layer": self.layer,
             "base": self.base,
             "parents": list(self.parents),
         }
+        if self.review is not None:
+            document["review"] = self.review.model_dump(mode="json")
         return json.dumps(document, indent=1, sort_keys=True, ensure_ascii=False) + "\n"
 
     def dump(self, folder: Path) -> None:
@@ -74,7 +79,9 @@ def _parse_state(document: Any) -> EntryState | None:
         return None
     if not all(_is_text(parent) and len(parent) <= 512 for parent in parents):
         return None
-    return EntryState(layer=layer, base=base, parents=tuple(parents))
+    # A ledger that does not validate is dropped alone: the memory's history stays usable.
+    review = parse_ledger(document.get("review"))
+    return EntryState(layer=layer, base=base, parents=tuple(parents), review=review)
 
 
 def _is_text(value: object) -> TypeGuard[str]:

@@ -1,12 +1,13 @@
 """Every request within the model's input limit, and what each call cost.
 
 ``RequestBudget`` sits just outside the provider call. Before a request goes out it is estimated
-(system prompt with memory, messages, tool schemas); when it would not fit, the oldest tool
-results are replaced by one-line notes, oldest first; when it still would not fit, it is not sent
-(``RequestTooLargeError``). A tool result is cut to what the next request can still hold, with a
-note saying what was cut. After each call the provider's ``usage`` calibrates the estimator and is
-added to the run's cost. ``LastCallAnswers`` takes the tools away from a conversation's last
-allowed call, so it ends with an answer rather than a tool call nobody will run.
+(system prompt with memory, messages, tool schemas, the answer tool's schema); when it would not
+fit, the oldest tool results are replaced by one-line notes, oldest first; when it still would
+not fit, it is not sent (``RequestTooLargeError``). A tool result is cut to what the next request
+can still hold, with a note saying what was cut. After each call the provider's ``usage``
+calibrates the estimator and is added to the run's cost. ``LastCallAnswers`` takes the tools
+away from a conversation's last allowed call, so it ends with an answer rather than a tool call
+nobody will run (an answer tool, ``answer_tools``, stays).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from typing import Any
 
 from langchain.agents.middleware import AgentMiddleware, AgentState, ModelRequest, ModelResponse
 from langchain.agents.middleware.types import ExtendedModelResponse, ToolCallRequest
+from langchain.agents.structured_output import ToolStrategy
 from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 from langchain_core.tools import BaseTool
 from langchain_core.utils.function_calling import convert_to_openai_tool
@@ -63,6 +65,24 @@ def tool_schema(tool: BaseTool | dict[str, Any]) -> dict[str, Any]:
     return tool if isinstance(tool, dict) else convert_to_openai_tool(tool)
 
 
+def answer_tools(response_format: object) -> list[dict[str, Any]]:
+    """The tools a ``ToolStrategy`` adds to every request (after the middleware has run, so a
+    request's ``tools`` do not hold them): they count toward its size like any tool."""
+    if not isinstance(response_format, ToolStrategy):
+        return []
+    return [
+        {
+            "type": "function",
+            "function": {
+                "name": spec.name,
+                "description": spec.description,
+                "parameters": spec.json_schema,
+            },
+        }
+        for spec in response_format.schema_specs
+    ]
+
+
 class RequestBudget(AgentMiddleware[AgentState[Any], Any, Any]):
     """Keeps requests under ``limit`` tokens; bounds tool results; records the cost."""
 
@@ -79,7 +99,7 @@ class RequestBudget(AgentMiddleware[AgentState[Any], Any, Any]):
         return self.estimator.count_request(
             system,
             (message_text(m) for m in request.messages),
-            [tool_schema(t) for t in request.tools],
+            [tool_schema(t) for t in request.tools] + answer_tools(request.response_format),
         )
 
     def wrap_model_call(

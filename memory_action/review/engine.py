@@ -2,10 +2,12 @@
 
 The diff reaches the model in the first request of each batch, not through one tool call per
 file. Files are chosen and ordered by review value (``selection``), compressed and packed into
-batches that each fit the model's input limit (``batches``); with more than one batch, a last
-request writes the one review from the batches' findings. Every batch has the same memory and
-the same tools (reading a file or another file's patch, editing memory), bounded by the
-``RequestBudget``. Whatever is not reviewed is listed with its reason, never dropped silently.
+batches that each fit the model's input limit (``batches``). Each batch's request is answered as
+data (``answer``: a summary, findings on lines of the diff, the earlier findings it fixes); the
+batches' findings are merged without repeats (``ledger.merge_findings``) and, with more than one
+batch, a last request writes only the summary. Every batch has the same memory and the same
+tools (reading a file or another file's patch, editing memory), bounded by the ``RequestBudget``.
+Whatever is not reviewed is listed with its reason, never dropped silently.
 
 Provider limits: a request the provider refuses as too large makes the engine shrink its batches
 once (the estimator learns the request was bigger than it thought) and retry; a second refusal
@@ -26,9 +28,19 @@ from langchain_core.tools import BaseTool
 from memory_action.agent.runner import AgentRunError, run_agent
 from memory_action.errors import AgentError
 from memory_action.memory.middleware import MemoryMiddleware
-from memory_action.pull_request import PullRequestReader
+from memory_action.pull_request import ChangedFile, PullRequestReader
+from memory_action.review import answer as answers
+from memory_action.review.answer import BatchAnswer
 from memory_action.review.batches import Batch, ReviewPlan, plan_batches
-from memory_action.review.budget import Cost, LastCallAnswers, RequestBudget, tool_schema
+from memory_action.review.budget import (
+    Cost,
+    LastCallAnswers,
+    RequestBudget,
+    answer_tools,
+    tool_schema,
+)
+from memory_action.review.findings import Finding
+from memory_action.review.ledger import merge_findings
 from memory_action.review.limits import DailyQuotaError, ProviderLimits, RequestTooLargeError
 from memory_action.review.messages import (
     BatchView,
@@ -47,6 +59,7 @@ MIN_TOOL_ROOM = 400
 RECALIBRATED = 0.03  # a change of the token estimate worth packing what is left again
 EXTRA_CALLS = 2  # tool rounds a batch (or the last request) may take when calls are left
 GITATTRIBUTES = ".gitattributes"
+UNCHANGED = "unchanged since the last review"
 
 
 @dataclass(frozen=True)
@@ -73,6 +86,9 @@ class ReviewResult:
     reviewed: tuple[str, ...]
     not_reviewed: tuple[Skipped, ...]  # skipped by choice and left out by limits, with reasons
     note: str = ""  # one line for people: the quota, a limit that cut the review
+    findings: tuple[Finding, ...] = ()  # merged across batches, most severe first
+    fixed: tuple[str, ...] = ()  # ids of earlier findings the model says are fixed
+    dropped: tuple[str, ...] = ()  # findings of the model that did not validate, one line each
 
     @property
     def files_reviewed(self) -> int:
@@ -85,7 +101,7 @@ class ReviewResult:
 
 @dataclass
 class _Progress:
-    findings: list[tuple[Batch, str]] = field(default_factory=list)
+    findings: list[tuple[Batch, BatchAnswer]] = field(default_factory=list)
     left_out: list[Skipped] = field(default_factory=list)  # skipped, or given up on
     overflow: list[Skipped] = field(default_factory=list)  # what the latest plan could not fit
     done: set[str] = field(default_factory=set)  # files with a part reviewed
@@ -120,7 +136,10 @@ class ReviewEngine:
         self.cost = Cost()
         self._clock = clock
         self._extra = ""
+        self._earlier = ""
         self._deadline = clock() + setup.timeout_s
+        self._files: list[ChangedFile] = []
+        self._format = answers.response_format()
         self._budget = RequestBudget(
             limit=setup.profile.input_tokens, estimator=self.estimator, cost=self.cost
         )
@@ -130,18 +149,31 @@ class ReviewEngine:
 
     # -- the review --------------------------------------------------------------------------
 
-    def review(self, reader: PullRequestReader, *, extra: str = "") -> ReviewResult:
+    def review(
+        self,
+        reader: PullRequestReader,
+        *,
+        extra: str = "",
+        earlier: str = "",
+        unchanged: frozenset[str] = frozenset(),
+    ) -> ReviewResult:
         """Review the pull request; ``extra`` is added to every request (a comment's request,
-        a note that memory is over budget)."""
+        a note that memory is over budget), ``earlier`` to every batch (the open findings of
+        earlier reviews); ``unchanged`` files are not reviewed again (an incremental review)."""
         info = reader.info()
         attributes = reader.base_file_content(GITATTRIBUTES) or ""
+        files = reader.changed_files()
         chosen, skipped = select_files(
-            reader.changed_files(), attributes=attributes, exclude=self.setup.exclude
+            [f for f in files if f.path not in unchanged],
+            attributes=attributes,
+            exclude=self.setup.exclude,
         )
+        skipped = [*skipped, *(Skipped(f.path, UNCHANGED) for f in files if f.path in unchanged)]
         if not chosen:
             return self._nothing_to_review(skipped)
         pr_header = header(info, self.setup.repository, description_chars=self._description())
-        self._extra = extra
+        self._extra, self._earlier = extra, earlier
+        self._files = files
         progress = _Progress(left_out=list(skipped))
         self._review_batches(chosen, pr_header, progress)
         if progress.too_large and not progress.findings:
@@ -156,7 +188,7 @@ class ReviewEngine:
     def maintain(self, task: str) -> ReviewResult:
         """One conversation on memory alone (scheduled maintenance), within the same limits."""
         try:
-            answer = self._converse(task, max(1, self.setup.max_model_calls), tools=self.tools)
+            answer, _ = self._converse(task, max(1, self.setup.max_model_calls), tools=self.tools)
         except DailyQuotaError as exc:
             return ReviewResult("", QUOTA, False, self.cost, (), (), str(exc))
         return ReviewResult(answer, SKIPPED, True, self.cost, (), ())
@@ -219,13 +251,14 @@ class ReviewEngine:
         total: int,
         chosen: list[ReviewFile],
         progress: _Progress,
-    ) -> str:
+    ) -> BatchAnswer:
         view = BatchView(
             index, total, _diff(batch), _elsewhere(chosen, batch), progress.not_reviewed
         )
         message = self._batch_message(pr_header, view)
         calls = self._calls_for(total - index + 1, single=total == 1)
-        return self._converse(message, calls, tools=self.tools)
+        text, structured = self._converse(message, calls, tools=self.tools, structured=True)
+        return answers.parse(structured, text)
 
     def _replan(
         self,
@@ -249,8 +282,9 @@ class ReviewEngine:
             progress.failed.update(batch.paths)
 
     def _answer(self, pr_header: str, progress: _Progress) -> str:
+        """The review's summary: the one batch's, or the last request's from every part's."""
         if progress.quota or len(progress.findings) <= 1:
-            return progress.findings[0][1] if progress.findings else ""
+            return progress.findings[0][1].summary if progress.findings else ""
         findings = self._fit_findings(pr_header, progress.findings)
         message = synthesis_message(
             pr_header,
@@ -259,12 +293,12 @@ class ReviewEngine:
             budget_bytes=self.setup.memory_budget_bytes,
         )
         try:
-            return self._converse(message, self._calls_for(0, single=False), tools=[])
+            return self._converse(message, self._calls_for(0, single=False), tools=[])[0]
         except DailyQuotaError as exc:
             progress.quota = True
             progress.note = str(exc)
         except (RequestTooLargeError, AgentRunError) as exc:
-            progress.note = f"The last request failed ({exc}); the findings are shown as found."
+            progress.note = f"The last request failed ({exc}); each part's summary is shown."
         return "\n\n".join(f"**{files}**\n\n{text.strip()}" for files, text in findings)
 
     # -- planning ----------------------------------------------------------------------------
@@ -287,6 +321,7 @@ class ReviewEngine:
         frame = self._batch_message(pr_header, BatchView(1, 2, "", paths, ()))
         system = self.setup.system_prompt + "\n\n" + self._memory_block()
         tools = [tool_schema(t) for t in [*self.tools, *self._memory_tools()]]
+        tools += answer_tools(self._format)
         fixed = self.estimator.count_request(system, [frame], tools)
         room = max(MIN_TOOL_ROOM, int(limit * TOOL_ROOM))
         return max(0, limit - fixed - room)
@@ -298,6 +333,7 @@ class ReviewEngine:
             memory=self.setup.memory,
             budget_bytes=self.setup.memory_budget_bytes,
             extra=self._extra,
+            earlier=self._earlier,
         )
 
     def _description(self) -> int:
@@ -316,7 +352,11 @@ class ReviewEngine:
 
     # -- one conversation --------------------------------------------------------------------
 
-    def _converse(self, message: str, calls: int, *, tools: Sequence[BaseTool]) -> str:
+    def _converse(
+        self, message: str, calls: int, *, tools: Sequence[BaseTool], structured: bool = False
+    ) -> tuple[str, dict[str, Any] | None]:
+        """One conversation: its text answer, and the answer tool's arguments when asked for
+        (``structured``) and given."""
         middleware: list[AgentMiddleware[Any, Any, Any]] = [
             *([self.memory] if self.memory is not None else []),
             LastCallAnswers(calls),
@@ -332,8 +372,9 @@ class ReviewEngine:
             timeout_s=max(1.0, self._deadline - self._clock()),
             max_model_calls=calls,
             provider=self.setup.provider,
+            response_format=self._format if structured else None,
         )
-        return outcome.answer
+        return outcome.answer, outcome.structured
 
     def _memory_block(self) -> str:
         return self.memory.memory_block() if self.memory is not None else ""
@@ -344,10 +385,10 @@ class ReviewEngine:
         return [t for t in self.memory.tools if isinstance(t, BaseTool)]
 
     def _fit_findings(
-        self, pr_header: str, findings: list[tuple[Batch, str]]
+        self, pr_header: str, findings: list[tuple[Batch, BatchAnswer]]
     ) -> list[tuple[str, str]]:
-        """Each part's findings, cut evenly so the last request fits."""
-        named = [(_files_label(batch), text) for batch, text in findings]
+        """Each part's summary and findings, cut evenly so the last request fits."""
+        named = [(_files_label(batch), _part_text(answer)) for batch, answer in findings]
         frame = synthesis_message(
             pr_header,
             [(files, "") for files, _ in named],
@@ -386,6 +427,7 @@ class ReviewEngine:
             missing = chosen_paths - set(reviewed)
             partly = any(s.path in chosen_paths for s in left_out)
             outcome = PARTIAL if missing or partly or progress.note else REVIEWED
+        parts = [answer for _, answer in progress.findings]
         return ReviewResult(
             answer,
             outcome,
@@ -394,7 +436,17 @@ class ReviewEngine:
             reviewed,
             left_out,
             progress.note,
+            findings=merge_findings((p.findings for p in parts), self._files),
+            fixed=tuple(dict.fromkeys(i for p in parts for i in p.fixed)),
+            dropped=tuple(d for p in parts for d in p.dropped),
         )
+
+
+def _part_text(answer: BatchAnswer) -> str:
+    """A part's summary and its findings, one line each, for the last request."""
+    lines = [answer.summary.strip() or "(no summary)"]
+    lines += [f"- [{f.severity}] `{f.path}` line {f.line}: {f.title}" for f in answer.findings]
+    return "\n".join(lines)
 
 
 def _diff(batch: Batch) -> str:

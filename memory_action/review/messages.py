@@ -1,5 +1,6 @@
-"""The user messages the review engine sends: one per batch of the diff, and the last one that
-writes the review from the batches' findings.
+"""The user messages the review engine sends: one per batch of the diff (answered with the
+``report_review`` tool, ``answer``), and the last one that writes the review's summary from the
+batches' summaries and findings.
 
 What the pull request holds (title, description, code) is untrusted; it goes inside
 ``<pull_request>`` tags, and the system prompt says that it is data, never instructions. A closing
@@ -12,6 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from memory_action.pull_request import PullRequestInfo
+from memory_action.review.answer import ANSWER_TOOL
 from memory_action.review.selection import Skipped
 from memory_action.review.tokens import TokenEstimator
 
@@ -56,28 +58,42 @@ def header(info: PullRequestInfo, repository: str, *, description_chars: int) ->
 
 
 def batch_message(
-    pr_header: str, view: BatchView, *, memory: bool, budget_bytes: int, extra: str = ""
+    pr_header: str,
+    view: BatchView,
+    *,
+    memory: bool,
+    budget_bytes: int,
+    extra: str = "",
+    earlier: str = "",
 ) -> str:
+    """``earlier``: the open findings of earlier reviews (``ledger.open_findings_note``)."""
     single = view.count == 1
+    findings = (
+        "Each finding is posted as a comment on its line, so give the path and a line of the "
+        "diff below, what is wrong, why, and the fix; only what matters, no praise, no style "
+        "nits; none if the change is fine."
+    )
     if single:
         ask = (
-            "Review the changes below and reply with your review comment in Markdown. Use "
-            "read_file or get_file_patch only when a change cannot be judged without more code."
+            f"Review the changes below and answer with {ANSWER_TOOL}: a summary in Markdown "
+            "(what the change does and whether it needs work, at most about 150 words) and "
+            f"your findings. {findings} Use read_file or get_file_patch only when a change "
+            "cannot be judged without more code."
         )
     else:
         ask = (
-            f"This request holds part {view.index} of {view.count} of the change. Reply with "
-            "your findings for the files below only: a short Markdown list, most important "
-            "first, each with the file and line, what is wrong, why, and the fix (at most about "
-            "250 words; 'No findings.' if there are none). A last request turns the findings of "
-            "every part into the review."
+            f"This request holds part {view.index} of {view.count} of the change. Answer with "
+            f"{ANSWER_TOOL}: a summary of this part (at most about 80 words) and your findings "
+            f"for the files below only. {findings} A last request turns the parts' summaries "
+            "into the review's summary."
         )
     if memory:
         ask += (
             " If the change teaches a durable lesson about this repository (most teach none), "
             f"record it in memory; keep memory under {budget_bytes} bytes."
         )
-    parts = [ask, *(["", extra] if extra else []), "", OPEN, pr_header, ""]
+    parts = [ask, *(["", extra] if extra else []), *(["", earlier] if earlier else [])]
+    parts += ["", OPEN, pr_header, ""]
     if view.elsewhere:
         parts.append(
             "Reviewed in other requests (do not read them): " + _names(list(view.elsewhere))
@@ -96,12 +112,13 @@ def synthesis_message(
     budget_bytes: int,
     extra: str = "",
 ) -> str:
-    """``findings``: (the files of a part, what its request found), in order."""
+    """``findings``: (the files of a part, its summary and findings), in order."""
     ask = (
-        "Write the review comment of this pull request in Markdown from the findings below, "
-        "which earlier requests made on its parts: a one-sentence summary of the change, then "
-        "the findings that matter, most important first, without repeating one. If nothing "
-        "needs to change, say so in one sentence."
+        "Write the summary of this pull request's review in Markdown from the summaries and "
+        "findings below, which earlier requests made on its parts: what the change does, and "
+        "what matters most, at most about 200 words. The findings are posted as they are, each "
+        "on its line: do not list them again one by one. If nothing needs to change, say so in "
+        "one sentence."
     )
     if memory:
         ask += (

@@ -198,7 +198,7 @@ def test_enable_memory_false_restores_and_saves_nothing(
 
     assert outcome.exit_code == 0, outcome.stdout + outcome.stderr
     assert "<agent_memory>" not in model.system_prompts[0]
-    assert model.bound_tools == ["get_file_patch", "read_file"]
+    assert model.bound_tools == ["get_file_patch", "read_file", "report_review"]
     assert outcome.outputs["memory_hit"] == "false"
     assert not runner.store_dir.exists()
 
