@@ -91,6 +91,7 @@ class RunContext:
     comment_author: str = ""  # comment events only: the commenter's login
     workflow_ref: str = ""  # GITHUB_WORKFLOW_REF: owner/name/.github/workflows/x.yml@ref
     reply_to: int | None = None  # pull_request_review_comment: the comment replied to
+    before: str = ""  # pull_request synchronize: the head before the push ("" otherwise)
 
     @property
     def branch(self) -> str | None:
@@ -384,6 +385,7 @@ def load_context(env: Mapping[str, str], payload: Mapping[str, Any]) -> RunConte
         comment_author=comment_author,
         workflow_ref=env.get("GITHUB_WORKFLOW_REF", ""),
         reply_to=reply_to,
+        before=_text(payload, "before", default="") if event in PR_EVENTS else "",
     )
 
 

@@ -14,9 +14,11 @@ import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from memory_action import inline_review
 from memory_action.base_sources import BaseSources, at_base
 from memory_action.context import RunContext
 from memory_action.errors import GitHubError
+from memory_action.inline_review import CachedReader, Published
 from memory_action.layers import Committed, Fetched, StartingMemory, restore_layers
 from memory_action.memory.diff import memory_diff
 from memory_action.memory.provenance import Provenance, stamp_for_run, update
@@ -37,7 +39,7 @@ from memory_action.publish import post_comment, write_summary
 from memory_action.pull_request import PullRequestReader
 from memory_action.saving import save
 from memory_action.scope import compute_scope
-from memory_action.settings import Settings
+from memory_action.settings import Mode, Settings
 from memory_action.store.base import RestoreResult
 
 if TYPE_CHECKING:
@@ -91,21 +93,22 @@ def _run(the_plan: Plan) -> RunResult:
     start = _over_budget_note(the_plan, promote(the_plan, restore(the_plan)))
     _lay_out(the_plan, start)
     sources = load_sources(the_plan.files) if settings.enable_memory else []
-    outcome = run_agent(the_plan)
+    outcome, published = run_agent(the_plan, start)
     final, notes = _final_memory(the_plan)
-    if outcome.note:
-        notes = (*notes, outcome.note)
+    notes = (*notes, *([outcome.note] if outcome.note else []), *published.notes)
     stamp = stamp_for_run(the_plan.context, the_plan.services.clock())
     provenance = update(start.provenance, start.text, final, stamp)
     diff = memory_diff(_as_files(start.text), _as_files(final), settings.memory_path.as_posix())
-    saved = save(the_plan, start, final, provenance, finished=outcome.finished)
+    saved = save(
+        the_plan, start, final, provenance, finished=outcome.finished, ledger=published.ledger
+    )
     if settings.enable_memory:
         # Docker actions run as root: what we wrote must stay usable by the job's later steps.
         from memory_action.store.archive import fix_ownership  # noqa: PLC0415 - zstandard
 
         fix_ownership(the_plan.folder, the_plan.context.workspace)
     result = Outcome(
-        start, sources, outcome.answer, final, diff, saved, stamp, provenance, notes, outcome
+        start, sources, published.markdown, final, diff, saved, stamp, provenance, notes, outcome
     )
     comment_url = post_comment(the_plan, result)
     write_summary(the_plan, result)
@@ -115,7 +118,7 @@ def _run(the_plan: Plan) -> RunResult:
         saved_key=saved.key if saved.saved else "",
         memory_changed=start.text != final,
         comment_url=comment_url,
-        response=redact(outcome.answer, the_plan.masked)[0],  # outputs may be posted anywhere
+        response=redact(published.markdown, the_plan.masked)[0],  # outputs may be posted anywhere
         memory_diff=redact(diff, the_plan.masked)[0],
         review=outcome,
     )
@@ -202,7 +205,9 @@ def _pull_request_reader(the_plan: Plan) -> PullRequestReader | None:
     return github.pull_request(pr.number)
 
 
-def run_agent(the_plan: Plan) -> ReviewResult:
+def run_agent(the_plan: Plan, start: StartingMemory) -> tuple[ReviewResult, Published]:
+    """The agent's run and, for a pull request's review, its inline review (``inline_review``:
+    the ledger and feedback before, one review with the new findings after)."""
     from memory_action.agent.session import AgentSession  # noqa: PLC0415 - LangChain costs ~1 s
 
     settings = the_plan.settings
@@ -213,9 +218,21 @@ def run_agent(the_plan: Plan) -> ReviewResult:
         files=the_plan.files,
         refusals=the_plan.refusals,
     )
-    reader = _pull_request_reader(the_plan)
+    found = _pull_request_reader(the_plan)
+    reader = CachedReader(found) if found is not None else None
+    prepared = (
+        inline_review.prepare(the_plan, start, reader)
+        if reader is not None and the_plan.mode is Mode.REVIEW
+        else None
+    )
     with the_plan.log.group(f"Run the agent ({the_plan.mode.value}, model {settings.model})"):
-        outcome = session.run(the_plan.services.model_factory(), reader, the_plan.services.sleep)
+        outcome = session.run(
+            the_plan.services.model_factory(),
+            reader,
+            the_plan.services.sleep,
+            earlier=prepared.earlier if prepared is not None else "",
+            unchanged=prepared.unchanged if prepared is not None else frozenset(),
+        )
         cost = outcome.cost
         the_plan.log.info(
             f"Review {outcome.outcome}: {cost.model_calls} model calls, {cost.tokens_in:,} "
@@ -224,7 +241,10 @@ def run_agent(the_plan: Plan) -> ReviewResult:
         )
     if outcome.note:
         the_plan.log.warning(outcome.note)
-    return outcome
+    if prepared is None or reader is None:
+        return outcome, Published(outcome.answer, None)
+    inline_review.add_lessons(the_plan, prepared.lessons)
+    return outcome, inline_review.publish(the_plan, prepared, outcome, reader)
 
 
 def _final_memory(the_plan: Plan) -> tuple[str, tuple[str, ...]]:

@@ -3,8 +3,11 @@ what was committed meanwhile, within budget; then the entries it holds are delet
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from memory_action.layers import StartingMemory, prepare_save, write_entry
 from memory_action.memory.provenance import Provenance
+from memory_action.memory.review_ledger import ReviewLedger
 from memory_action.plan import Plan
 from memory_action.store.base import SaveResult
 
@@ -16,12 +19,15 @@ def save(
     provenance: Provenance,
     *,
     finished: bool = True,
+    ledger: ReviewLedger | None = None,
 ) -> SaveResult:
     """Save a changed, valid memory of a finished run that may write, merged with what was
-    committed meanwhile; then delete the entries the new one holds."""
+    committed meanwhile; then delete the entries the new one holds. ``ledger``: the pull
+    request's findings ledger after this run (a changed ledger is a change to save too)."""
     key = the_plan.scope.save_key or ""
+    changed = final != start.layer_text or (ledger is not None and ledger != _ledger_of(start))
     reason = (
-        _why_not_save(the_plan, start, changed=final != start.layer_text)
+        _why_not_save(the_plan, start, changed=changed)
         if finished
         else "the run did not finish (the model's quota ran out)"
     )
@@ -34,6 +40,8 @@ def save(
     text, state, provenance, holds, notes = prepare_save(
         layers, the_plan.scope, start, final, provenance
     )
+    if ledger is not None:
+        state = replace(state, review=ledger)
     for note in notes:
         the_plan.log.info(f"Memory: {note}")
     over = len(text.encode()) - the_plan.settings.max_memory_bytes
@@ -50,6 +58,11 @@ def save(
     if result.saved:
         _prune(the_plan, holds, result.key)
     return result
+
+
+def _ledger_of(start: StartingMemory) -> ReviewLedger | None:
+    state = start.overlay.state if start.overlay is not None else None
+    return state.review if state is not None else None
 
 
 def _report_save(the_plan: Plan, result: SaveResult) -> None:
@@ -83,7 +96,7 @@ def _why_not_save(the_plan: Plan, start: StartingMemory, *, changed: bool) -> st
     if not the_plan.settings.enable_memory:
         return "enable_memory is false"
     if not changed:
-        return "the agent did not change it"
+        return "the agent did not change it"  # nor the findings ledger
     if start.restored.failed or start.committed.newest.result.failed:
         return "memory could not be restored, and saving now would hide the memory saved before"
     if not scope.may_write or scope.save_key is None:

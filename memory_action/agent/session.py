@@ -36,7 +36,12 @@ class AgentSession:
         model: BaseChatModel,
         reader: PullRequestReader | None,
         sleep: Callable[[float], None] = time.sleep,
+        *,
+        earlier: str = "",
+        unchanged: frozenset[str] = frozenset(),
     ) -> ReviewResult:
+        """Review (``earlier``: the open findings; ``unchanged``: files not reviewed again) or
+        maintain memory."""
         disable_tracing()
         memory = self.settings.enable_memory
         middleware = MemoryMiddleware(self.files, refusals=self.refusals) if memory else None
@@ -60,7 +65,7 @@ class AgentSession:
         engine = ReviewEngine(model, setup, memory=middleware, tools=tools, sleep=sleep)
         if review:
             assert reader is not None  # noqa: S101 - checked by ``review`` above
-            return engine.review(reader, extra=self._extra())
+            return engine.review(reader, extra=self._extra(), earlier=earlier, unchanged=unchanged)
         return engine.maintain(self._task(memory=memory))
 
     def _extra(self) -> str:

@@ -32,7 +32,7 @@ LESSON = "# Conventions\n\n- Network calls retry with tenacity, never a hand-wri
 GITHUB_TOKEN = "ghp_" + "L0calT0ken" * 4
 MODEL_KEY = "sk-" + "stubkey" * 4
 AGENT_PREFIX = "memory-agent/v1/memory-agent/"
-MEMORY_TOOLS = {"get_file_patch", "read_file", "edit_file", "write_file"}
+MEMORY_TOOLS = {"get_file_patch", "read_file", "edit_file", "write_file", "report_review"}
 
 
 @dataclass

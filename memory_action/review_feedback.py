@@ -1,0 +1,110 @@
+"""What people made of the bot's inline comments, as ledger states and memory proposals.
+
+Read at the start of a pull request's run (``GitHubClient.review_feedback``): a thread people
+resolved, or one GitHub marks outdated, is no longer open. A 👎 or a reply saying the code is
+"intended, because …" from someone with write access dismisses the finding and becomes a
+proposed memory line ("do not flag X in Y, because …"): it joins the sticky comment's checklist
+like any memory change of the run, ticked by the run's trust as every item is, and once the pull
+request is merged the next reviews read it. Feedback from people without write access is only
+counted: anyone may react, and memory is the repository's standing instructions.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from memory_action.github_reviews import CommentFeedback
+from memory_action.memory.review_ledger import LedgerEntry, LedgerState, ReviewLedger
+
+MAX_REASON = 200  # characters of a reply kept as the reason
+_INTENDED = re.compile(
+    r"\b(intended|intentional(ly)?|on purpose|by design|deliberate(ly)?|not a bug|"
+    r"false positive|won'?t fix|expected behaviou?r)\b",
+    re.IGNORECASE,
+)
+_BECAUSE = re.compile(r"\bbecause\b[\s,:]*(.*)", re.IGNORECASE | re.DOTALL)
+_UNSAFE = re.compile(r"[`<>\[\]\r\n\t]+")
+
+
+@dataclass(frozen=True)
+class Feedback:
+    states: dict[str, LedgerState]  # ledger entry id → its new state
+    lessons: tuple[str, ...]  # memory lines to propose, one per dismissed finding
+    proposed: frozenset[str]  # ledger entry ids whose lesson is proposed now
+    ignored: int = 0  # 👎 and replies from people without write access
+
+
+def read_feedback(
+    ledger: ReviewLedger,
+    comments: Sequence[CommentFeedback],
+    *,
+    writer: Callable[[str], bool],
+    bot: str,
+) -> Feedback:
+    """``writer(login)``: whether the person may write to the repository (asked only for people
+    who gave a 👎 or replied)."""
+    by_comment = {e.comment_id: e for e in ledger.entries if e.comment_id is not None}
+    states: dict[str, LedgerState] = {}
+    lessons: list[str] = []
+    proposed: set[str] = set()
+    ignored = 0
+    for comment in comments:
+        entry = by_comment.get(comment.id)
+        if entry is None or (entry.state != "open" and entry.proposed):
+            continue
+        reason, others = _dismissal(comment, writer=writer, bot=bot)
+        ignored += others
+        if reason is not None:
+            states[entry.id] = "dismissed"
+            if not entry.proposed:
+                lessons.append(lesson(entry, reason))
+                proposed.add(entry.id)
+        elif comment.resolved:
+            states[entry.id] = "dismissed"
+        elif comment.outdated:
+            states[entry.id] = "outdated"
+    return Feedback(states, tuple(lessons), frozenset(proposed), ignored)
+
+
+def lesson(entry: LedgerEntry, reason: str) -> str:
+    """The memory line a dismissed finding proposes."""
+    return (
+        f'- Review: do not flag "{_clean(entry.title)}" in {_clean(entry.path)}, because {reason}'
+    )
+
+
+def _dismissal(
+    comment: CommentFeedback, *, writer: Callable[[str], bool], bot: str
+) -> tuple[str | None, int]:
+    """Why a person with write access dismissed the comment (None: nobody did), and how many
+    dismissals came from people without it."""
+    others = 0
+    for reply in comment.replies:
+        if reply.login == bot or not _INTENDED.search(reply.body):
+            continue
+        if writer(reply.login):
+            return _reason(reply.body, reply.login), others
+        others += 1
+    for reaction in comment.reactions:
+        if reaction.content != "-1" or reaction.login == bot:
+            continue
+        if writer(reaction.login):
+            return f"@{_clean(reaction.login)} marked it as not useful (a thumbs-down).", others
+        others += 1
+    return None, others
+
+
+def _reason(body: str, login: str) -> str:
+    found = _BECAUSE.search(body)
+    text = _clean(found.group(1) if found and found.group(1).strip() else body)
+    if len(text) > MAX_REASON:
+        text = text[: MAX_REASON - 1].rstrip() + "…"
+    text = text.rstrip(".") + "."
+    return f"{text} (@{_clean(login)})"
+
+
+def _clean(text: str) -> str:
+    """One line without Markdown that could break out of a list item or a code span."""
+    return " ".join(_UNSAFE.sub(" ", text).split())
