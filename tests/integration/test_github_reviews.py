@@ -242,7 +242,9 @@ def test_feedback_reads_reactions_replies_and_threads_over_many_pages(github: Fa
 def test_feedback_pages_through_review_threads(github: FakeGitHub) -> None:
     comments = [inline(n) for n in range(1, 121)]
     ids = client().post_review(NUMBER, HEAD_SHA, "S", comments, pause=Pauses()).comment_ids
-    github.reviews.resolve(ids[-1])  # on the second page of threads (100 a page)
+    last = ids[-1]
+    assert last is not None
+    github.reviews.resolve(last)  # on the second page of threads (100 a page)
     feedback = client().review_feedback(NUMBER)
     assert len(feedback) == 120
     assert [f.resolved for f in feedback].count(True) == 1
