@@ -64,7 +64,6 @@ class PostedReview:
 
     urls: tuple[str, ...]
     comment_ids: tuple[int | None, ...]
-    requests: int  # API requests it took
 
 
 @dataclass(frozen=True)
@@ -127,12 +126,11 @@ def post_review(
     """
     batches = [list(comments[i : i + REVIEW_BATCH]) for i in range(0, len(comments), REVIEW_BATCH)]
     if not batches and not body.strip():
-        return PostedReview(urls=(), comment_ids=(), requests=0)
+        return PostedReview(urls=(), comment_ids=())
     pull = client.repository.get_pull(pr_number)
     commit = client.repository.get_commit(commit_id)  # lazy: nothing is fetched
     urls: list[str] = []
     ids: list[int | None] = []
-    requests = 0
     for number, batch in enumerate(batches or [[]], start=1):
         if number > 1:
             pause(BATCH_PAUSE_SECONDS)
@@ -145,13 +143,11 @@ def post_review(
                 comments=[_review_comment(comment) for comment in batch],
             )
         urls.append(review.html_url)
-        requests += 1
         if batch:
             with client.api(f"listing the comments of review {review.id} on #{pr_number}"):
                 listed = list(pull.get_single_review_comments(review.id))
-            requests += _pages(len(listed))
             ids += _match_ids(batch, listed)
-    return PostedReview(urls=tuple(urls), comment_ids=tuple(ids), requests=requests)
+    return PostedReview(urls=tuple(urls), comment_ids=tuple(ids))
 
 
 def _review_comment(comment: InlineComment) -> ReviewComment:
@@ -186,10 +182,6 @@ def _match_ids(
     return ids
 
 
-def _pages(count: int, per_page: int = 100) -> int:
-    return max(1, -(-count // per_page))
-
-
 # --- reading feedback ---------------------------------------------------------------------------
 
 
@@ -209,7 +201,7 @@ def review_feedback(client: GitHubClient, pr_number: int) -> list[CommentFeedbac
                 Reply(
                     id=comment.id,
                     login=comment.user.login,
-                    author_association=str(comment.raw_data.get("author_association") or "NONE"),
+                    author_association=comment.author_association or "NONE",
                     body=comment.body or "",
                 )
             )
@@ -223,13 +215,13 @@ def _feedback(
     replies: list[Reply],
     thread: tuple[bool, bool] | None,
 ) -> CommentFeedback:
-    counts = comment.raw_data.get("reactions") or {}
+    counts = comment.reactions or {}
     up, down = _count(counts, "+1"), _count(counts, "-1")
     return CommentFeedback(
         id=comment.id,
         path=comment.path,
         line=comment.line,
-        side=str(comment.raw_data.get("side") or "RIGHT"),
+        side=comment.side or "RIGHT",
         body=comment.body or "",
         url=comment.html_url,
         thumbs_up=up,
