@@ -16,7 +16,7 @@ findings written out in the text the job summary shows, as before.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Protocol, runtime_checkable
 
 from memory_action.errors import GitHubError
@@ -108,7 +108,7 @@ class Published:
     markdown: str  # the review as the sticky comment and the job summary show it
     ledger: ReviewLedger | None  # None: nothing to save (no inline review this run)
     review_url: str = ""
-    api_calls: int = 0  # review requests made to GitHub
+    reviews: int = 0  # pull request reviews posted (one, or more for a very long one)
     notes: tuple[str, ...] = field(default_factory=tuple)
 
 
@@ -220,6 +220,13 @@ def publish(
     plan: Plan, prepared: Prepared, result: ReviewResult, reader: CachedReader
 ) -> Published:
     """Post this run's new findings as one review; the Markdown the comment and summary show."""
+    published = _publish(plan, prepared, result, reader)
+    return replace(published, notes=(*prepared.notes, *published.notes))
+
+
+def _publish(
+    plan: Plan, prepared: Prepared, result: ReviewResult, reader: CachedReader
+) -> Published:
     files = reader.changed_files()
     ledger = with_states(prepared.ledger, dict.fromkeys(result.fixed, "fixed"))
     ledger = ledger.model_copy(
@@ -267,7 +274,7 @@ def publish(
         result, prepared, ledger, url, inline=len(inline), loose=len(loose)
     )
     plan.log.info(f"Posted the review with {len(inline)} inline comments: {url}")
-    return Published(markdown, ledger, url, posted.requests)
+    return Published(markdown, ledger, url, len(posted.urls))
 
 
 def add_lessons(plan: Plan, lessons: Sequence[str]) -> int:

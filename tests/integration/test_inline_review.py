@@ -31,8 +31,15 @@ FETCH_V1 = (
 FETCH_V2 = FETCH_V1.replace("+            continue\n", "+            sleep(1)\n")
 UTIL = "@@ -0,0 +1,2 @@\n+def sleep(s):\n+    pass\n"
 LOOP = {"path": "src/fetch.py", "line": 2, "title": "The loop never retries", "body": "It returns."}
-NONE = {"path": "src/fetch.py", "line": 5, "title": "Skips on None", "body": "Log it.", "side": "RIGHT"}
+NONE = {
+    "path": "src/fetch.py",
+    "line": 5,
+    "title": "Skips on None",
+    "body": "Log it.",
+    "side": "RIGHT",
+}
 NOWHERE = {"path": "src/fetch.py", "line": 40, "title": "Not in the diff", "body": "Far away."}
+UTIL3 = "@@ -0,0 +1,3 @@\n+def sleep(s):\n+    pass\n+\n"
 SLEEP = {"path": "src/util.py", "line": 2, "title": "sleep does nothing", "body": "Use time."}
 
 
@@ -88,7 +95,9 @@ def test_three_pushes_never_repeat_a_finding_and_mark_fixed_and_outdated(
 ) -> None:
     runner = ActionRunner(tmp_path)
 
-    first = run(runner, ScriptedChatModel.from_script(answer(LOOP, NONE, NOWHERE)), HEAD_SHA, "opened")
+    first = run(
+        runner, ScriptedChatModel.from_script(answer(LOOP, NONE, NOWHERE)), HEAD_SHA, "opened"
+    )
 
     posted = github.reviews.posted(7)
     assert [(c["path"], c["line"]) for c in posted] == [("src/fetch.py", 2), ("src/fetch.py", 5)]
@@ -113,8 +122,14 @@ def test_three_pushes_never_repeat_a_finding_and_mark_fixed_and_outdated(
     assert states["The loop never retries"] == "open"
 
     loop_id = fingerprint(Finding.model_validate(LOOP), as_changed(v2)).fingerprint[:8]
-    push(github, HEAD3, v2, status="ahead")
-    run(runner, ScriptedChatModel.from_script(answer(LOOP, SLEEP, fixed=(loop_id,))), HEAD3, "synchronize")
+    # Push 3 changes only src/util.py; the model says the loop's finding is fixed (elsewhere).
+    push(github, HEAD3, files(("src/fetch.py", FETCH_V2), ("src/util.py", UTIL3)))
+    run(
+        runner,
+        ScriptedChatModel.from_script(answer(LOOP, SLEEP, fixed=(loop_id,))),
+        HEAD3,
+        "synchronize",
+    )
 
     posted = github.reviews.posted(7)
     assert len(posted) == 3
@@ -182,3 +197,16 @@ def test_feedback_from_people_with_write_access_becomes_a_ticked_proposal(
     states = {e["title"]: e["state"] for e in ledger(runner)["entries"]}
     assert states == {"The loop never retries": "dismissed", "Skips on None": "open"}
     assert len(github.reviews.posted(7)) == 2  # nothing new, nothing repeated
+
+
+def test_without_memory_the_bot_s_own_comments_keep_it_from_repeating(
+    github: FakeGitHub, tmp_path: Path
+) -> None:
+    """No cache, no ledger: the comments already on the pull request are the record."""
+    runner = ActionRunner(tmp_path, inputs={"enable_memory": "false"})
+    run(runner, ScriptedChatModel.from_script(answer(LOOP)), HEAD_SHA, "opened")
+    push(github, HEAD2, files(("src/fetch.py", FETCH_V2)))
+    run(runner, ScriptedChatModel.from_script(answer(LOOP)), HEAD2, "synchronize")
+
+    assert len(github.reviews.posted(7)) == 1
+    assert len(github.reviews.reviews[7]) == 1  # the second run had nothing new to post
