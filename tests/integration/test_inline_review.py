@@ -117,6 +117,7 @@ def test_three_pushes_never_repeat_a_finding_and_mark_fixed_and_outdated(
     assert "Open findings of earlier reviews" in first_request(second_model)
     posted = github.reviews.posted(7)
     assert [(c["path"], c["line"]) for c in posted][2:] == [("src/util.py", 2)]  # only the new
+    assert "Not in the diff" not in github.reviews.reviews[7][1]["body"]  # nor in the body
     states = {e["title"]: e["state"] for e in ledger(runner)["entries"]}
     assert states["Skips on None"] == "outdated"  # its line changed
     assert states["The loop never retries"] == "open"

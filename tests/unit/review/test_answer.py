@@ -8,7 +8,13 @@ from typing import Any
 from memory_action.agent.pr_tools import make_pr_tools
 from memory_action.agent.prompts import system_prompt
 from memory_action.pull_request import ChangedFile
-from memory_action.review.answer import ANSWER_TOOL, answer_schema, parse, response_format
+from memory_action.review.answer import (
+    ANSWER_TOOL,
+    MAX_FINDINGS,
+    answer_schema,
+    parse,
+    response_format,
+)
 from memory_action.review.budget import answer_tools
 from memory_action.review.engine import ReviewEngine, ReviewResult, ReviewSetup
 from memory_action.review.findings import Finding
@@ -143,3 +149,9 @@ def test_the_schema_is_derived_from_finding() -> None:
     finding = schema["$defs"]["Finding"]
     assert set(finding["properties"]) == set(Finding.model_fields)
     assert parse(None, " text ").summary == "text"
+
+
+def test_an_answer_listing_too_many_findings_keeps_the_first_ones() -> None:
+    found = parse({"summary": "s", "findings": [_finding(line=n) for n in range(1, 80)]})
+    assert len(found.findings) == MAX_FINDINGS
+    assert found.dropped == (f"findings after the first {MAX_FINDINGS} were dropped",)
