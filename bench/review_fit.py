@@ -18,7 +18,12 @@ Engines: ``baseline`` is the code at BASELINE (before the token-budgeted engine)
 ``git archive``; ``current`` is this checkout. Printed per pull request and engine: files, diff
 size, model requests, the largest request and the tokens in (answered requests), files reviewed
 / skipped (the action's outputs when it has them, else the files the stub saw when a comment was
-posted), the outcome and whether a comment was posted; then the issue's targets.
+posted), the outcome and whether a comment was posted; for the current engine also its inline
+reviews over three runs of the same pull request (opened, then synchronize twice at the same
+head: the ledger must keep the model's repeated findings from being posted again): inline
+comments posted, reviews the fake GitHub refused with 422 (an anchor GitHub would not take),
+findings posted twice, and the GitHub API calls of the inline review per run (feedback, compare,
+posting); then the issue's targets.
 """
 
 from __future__ import annotations
@@ -105,6 +110,11 @@ class Row:
     seen: int  # reviewable files the stub was shown in answered requests
     posted: bool
     error: str
+    # Inline reviews (the current engine, three runs of the same pull request):
+    inline: int = 0  # inline comments posted over the three runs
+    rejected: int = 0  # reviews the fake GitHub refused (422: an anchor it would not take)
+    twice: int = 0  # findings posted more than once over the three runs
+    review_calls: tuple[int, ...] = ()  # GitHub API calls for the inline review, per run
 
     @property
     def reviewed(self) -> int:
@@ -202,6 +212,37 @@ def agents_md(corpus: ClickCorpus, kib: int) -> str:
     return guides[0].decode()[: kib * 1024] if kib and guides else ""
 
 
+REVIEW_CALLS = re.compile(r"/reviews|/pulls/\d+/comments|/pulls/comments/|/compare/|/graphql")
+PUSHES = 3  # runs of the same pull request for the ledger's figures (opened, then synchronize)
+
+
+def _child(engine: Engine, work: Path, action: dict[str, str]) -> tuple[int, str]:
+    try:
+        done = subprocess.run(
+            [sys.executable, "-m", "memory_action.cli", "run"],
+            env=child_env(work, code=engine.code, **action),
+            cwd=work,
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            timeout=CHILD_TIMEOUT_S,
+            check=False,
+        )
+    except subprocess.TimeoutExpired:
+        return -1, f"no exit after {CHILD_TIMEOUT_S} s"
+    return done.returncode, done.stdout + done.stderr
+
+
+def _review_calls(fake: FakeGitHub, since: int) -> int:
+    return sum(1 for _method, url in fake.calls[since:] if REVIEW_CALLS.search(url))
+
+
+def _twice(fake: FakeGitHub, number: int) -> int:
+    """Findings posted more than once: the same comment on the same line, in any review."""
+    posted = [(c["path"], c["line"], c["side"], c["body"]) for c in fake.reviews.posted(number)]
+    return len(posted) - len(set(posted))
+
+
 def review(engine: Engine, pull: CorpusPull, work: Path, setup: Setup) -> Row:
     paths = reviewable_paths(pull)
     fake = FakeGitHub()
@@ -221,21 +262,20 @@ def review(engine: Engine, pull: CorpusPull, work: Path, setup: Setup) -> Row:
         runner.extra_env.update(GITHUB_API_URL=github.base_url, GITHUB_SHA=pull.head_sha)
         event = pull_request_event(pull.number, head_sha=pull.head_sha, base_sha=pull.base_sha)
         action = runner.env("pull_request", event, f"refs/pull/{pull.number}/merge")
-        try:
-            done = subprocess.run(
-                [sys.executable, "-m", "memory_action.cli", "run"],
-                env=child_env(work, code=engine.code, **action),
-                cwd=work,
-                stdin=subprocess.DEVNULL,
-                capture_output=True,
-                text=True,
-                timeout=CHILD_TIMEOUT_S,
-                check=False,
-            )
-            exit_code, log = done.returncode, done.stdout + done.stderr
-        except subprocess.TimeoutExpired:
-            exit_code, log = -1, f"no exit after {CHILD_TIMEOUT_S} s"
+        exit_code, log = _child(engine, work, action)
         requests = stub.requests
+        calls = [_review_calls(fake, 0)]
+        # The same head pushed again twice (a re-run, an empty push): the model proposes
+        # findings from the same pool again; the ledger must keep every one from a repeat.
+        for _push in range(1, PUSHES if engine.code == ROOT else 1):
+            since = len(fake.calls)
+            again = pull_request_event(
+                pull.number, head_sha=pull.head_sha, base_sha=pull.base_sha, action="synchronize"
+            )
+            _child(
+                engine, work, runner.env("pull_request", again, f"refs/pull/{pull.number}/merge")
+            )
+            calls.append(_review_calls(fake, since))
     answered = [r for r in requests if r.status == 200]
     seen = set().union(*(r.seen for r in answered)) if answered else set()
     return Row(
@@ -250,6 +290,10 @@ def review(engine: Engine, pull: CorpusPull, work: Path, setup: Setup) -> Row:
         seen=len(seen & set(paths)),
         posted=bool(fake.comments.get(pull.number)),
         error=_error(log),
+        inline=len(fake.reviews.posted(pull.number)),
+        rejected=len(fake.reviews.rejected),
+        twice=_twice(fake, pull.number),
+        review_calls=tuple(calls),
     )
 
 
@@ -274,6 +318,10 @@ COLUMNS = (
     ("reviewed/skipped", 16),
     ("outcome", 20),
     ("comment", 7),
+    ("inline", 6),
+    ("422s", 4),
+    ("twice", 5),
+    ("review calls/run", 16),
 )
 
 
@@ -292,6 +340,10 @@ def print_table(rows: Sequence[Row]) -> None:
                 f"{r.reviewed}/{r.reviewable} {r.skipped}",
                 r.outcome,
                 "posted" if r.posted else "none",
+                r.inline,
+                r.rejected,
+                r.twice,
+                "/".join(map(str, r.review_calls)),
             )
             print("  ".join(f"{v!s:>{w}}" for v, (_n, w) in zip(values, COLUMNS, strict=True)))
 
@@ -320,6 +372,14 @@ def targets(rows: Sequence[Row]) -> dict[str, tuple[str, bool]]:
         ),
         "PRs of <=10 files in <=3 calls": (f"{len(small_ok)}/{len(small)}", small_ok == small),
         "tokens in per review (mean)": (f"{per_review:,}", True),
+        "anchors rejected by GitHub: 0": (
+            str(sum(r.rejected for r in rows)),
+            not any(r.rejected for r in rows),
+        ),
+        f"findings posted twice in {PUSHES} runs: 0": (
+            str(sum(r.twice for r in rows)),
+            not any(r.twice for r in rows),
+        ),
     }
 
 

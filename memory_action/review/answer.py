@@ -23,11 +23,12 @@ ANSWER_TOOL = "report_review"
 MAX_FINDINGS = 50  # of one answer; more is a model that lists every line
 MAX_FIXED = 100
 _DESCRIPTION = (
-    "Report your review of this request: a short Markdown summary, the findings (each on lines "
-    "of the diff shown: RIGHT for added or unchanged lines with the new file's numbers, LEFT for "
-    "deleted lines with the old file's numbers; 'suggestion' replaces the lines, RIGHT only), and "
-    "the ids of earlier findings this change fixes."
+    "Your review. suggestion: replacement lines (RIGHT only); fixed: ids of earlier findings "
+    "this change fixes."
 )
+# Keywords of pydantic's schema the model does not need (``parse`` checks them): every token of
+# the schema is sent with every request of a review.
+_UNSHOWN = frozenset({"title", "default", "minLength", "minimum", "additionalProperties"})
 
 
 class _AnswerShape(pydantic.BaseModel):
@@ -47,8 +48,8 @@ class BatchAnswer:
 
 
 def answer_schema() -> dict[str, Any]:
-    """The answer tool's JSON schema, without pydantic's titles (tokens the model need not read)."""
-    schema = _untitled(copy.deepcopy(_AnswerShape.model_json_schema()))
+    """The answer tool's JSON schema, compact: what ``parse`` checks need not all be shown."""
+    schema = _compact(_inlined(_AnswerShape.model_json_schema()))
     assert isinstance(schema, dict)  # noqa: S101 - a model's schema is an object
     return {**schema, "title": ANSWER_TOOL, "description": _DESCRIPTION}
 
@@ -89,13 +90,35 @@ def _first_error(exc: pydantic.ValidationError) -> str:
     return f"{where}: {error['msg']}"
 
 
-def _untitled(node: object) -> object:
-    if isinstance(node, dict):
-        return {
-            key: _untitled(value)
-            for key, value in node.items()
-            if not (key == "title" and isinstance(value, str))
-        }
+def _inlined(schema: dict[str, Any]) -> object:
+    """The schema with its one ``$ref`` (``Finding``) replaced by the definition."""
+    definitions = schema.pop("$defs", {})
+
+    def resolve(node: object) -> object:
+        if isinstance(node, list):
+            return [resolve(value) for value in node]
+        if not isinstance(node, dict):
+            return node
+        ref = node.get("$ref")
+        if isinstance(ref, str) and ref.startswith("#/$defs/"):
+            return resolve(copy.deepcopy(definitions[ref.removeprefix("#/$defs/")]))
+        return {key: resolve(value) for key, value in node.items()}
+
+    return resolve(schema)
+
+
+def _compact(node: object) -> object:
+    """Without ``_UNSHOWN`` keywords, and ``anyOf [X, null]`` (an optional field) as X."""
     if isinstance(node, list):
-        return [_untitled(value) for value in node]
-    return node
+        return [_compact(value) for value in node]
+    if not isinstance(node, dict):
+        return node
+    options = node.get("anyOf")
+    if isinstance(options, list) and {"type": "null"} in options and len(options) == 2:
+        [kept] = [o for o in options if o != {"type": "null"}]
+        node = {**{k: v for k, v in node.items() if k != "anyOf"}, **kept}
+    return {
+        key: _compact(value)
+        for key, value in node.items()
+        if not (key in _UNSHOWN and not isinstance(value, dict))
+    }

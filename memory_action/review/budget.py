@@ -20,7 +20,7 @@ from typing import Any
 
 from langchain.agents.middleware import AgentMiddleware, AgentState, ModelRequest, ModelResponse
 from langchain.agents.middleware.types import ExtendedModelResponse, ToolCallRequest
-from langchain.agents.structured_output import ToolStrategy
+from langchain.agents.structured_output import OutputToolBinding, ToolStrategy
 from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 from langchain_core.tools import BaseTool
 from langchain_core.utils.function_calling import convert_to_openai_tool
@@ -71,14 +71,7 @@ def answer_tools(response_format: object) -> list[dict[str, Any]]:
     if not isinstance(response_format, ToolStrategy):
         return []
     return [
-        {
-            "type": "function",
-            "function": {
-                "name": spec.name,
-                "description": spec.description,
-                "parameters": spec.json_schema,
-            },
-        }
+        convert_to_openai_tool(OutputToolBinding.from_schema_spec(spec).tool)
         for spec in response_format.schema_specs
     ]
 

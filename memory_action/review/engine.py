@@ -54,8 +54,8 @@ from memory_action.review.selection import ReviewFile, Skipped, select_files
 from memory_action.review.tokens import TokenEstimator
 
 REVIEWED, PARTIAL, QUOTA, SKIPPED = "reviewed", "partial", "quota", "skipped"
-TOOL_ROOM = 0.05  # of the input limit, kept free in a batch for tool results and the reply turn
-MIN_TOOL_ROOM = 400
+TOOL_ROOM = 0.03  # of the input limit, kept free in a batch for tool results and the reply turn
+MIN_TOOL_ROOM = 240
 RECALIBRATED = 0.03  # a change of the token estimate worth packing what is left again
 EXTRA_CALLS = 2  # tool rounds a batch (or the last request) may take when calls are left
 GITATTRIBUTES = ".gitattributes"

@@ -68,24 +68,19 @@ def batch_message(
 ) -> str:
     """``earlier``: the open findings of earlier reviews (``ledger.open_findings_note``)."""
     single = view.count == 1
-    findings = (
-        "Each finding is posted as a comment on its line, so give the path and a line of the "
-        "diff below, what is wrong, why, and the fix; only what matters, no praise, no style "
-        "nits; none if the change is fine."
-    )
+    findings = "Only what matters; no findings if the change is fine."
     if single:
         ask = (
-            f"Review the changes below and answer with {ANSWER_TOOL}: a summary in Markdown "
-            "(what the change does and whether it needs work, at most about 150 words) and "
-            f"your findings. {findings} Use read_file or get_file_patch only when a change "
-            "cannot be judged without more code."
+            f"Review the changes below; answer with {ANSWER_TOOL}: a summary (what the change "
+            "does, whether it needs work; at most about 150 words) and your findings. "
+            f"{findings} Use read_file or get_file_patch only when a change cannot be judged "
+            "without more code."
         )
     else:
         ask = (
             f"This request holds part {view.index} of {view.count} of the change. Answer with "
             f"{ANSWER_TOOL}: a summary of this part (at most about 80 words) and your findings "
-            f"for the files below only. {findings} A last request turns the parts' summaries "
-            "into the review's summary."
+            f"for the files below only. {findings}"
         )
     if memory:
         ask += (

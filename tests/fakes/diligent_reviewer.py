@@ -13,18 +13,28 @@ A file named after ``Reviewed in other requests`` (comma separated), or in backt
 tool's and some file is neither, it calls a tool: ``list_changed_files`` first when offered and
 never called (today's engine), else ``get_file_patch`` for the first such file, else
 ``read_file``. Otherwise (or with no tool to call) it answers with a short review naming the files
-it saw, about ``TOKENS_PER_FILE`` tokens each.
+it saw, about ``TOKENS_PER_FILE`` tokens each. When the request offers the answer tool
+(``report_review``), the answer is a call to it: that review as the summary, and findings on
+random lines of the hunks shown (seeded by the file, so the same file draws from the same few
+findings on every push), about one in four of them invalid: a line outside the hunks, a start line
+in another hunk, a suggestion on a deleted line, a path the pull request does not change, a line 0.
 """
 
 from __future__ import annotations
 
 import json
+import random
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 TOKENS_PER_FILE = 40
+ANSWER_TOOL = "report_review"
+FINDINGS_PER_FILE = (0, 3)  # drawn from a pool of 4 per file
+INVALID_SHARE = 0.25
+_FILE = re.compile(r"^### \S+ (\S+)(?: \(.*\))?$")
+_HUNK = re.compile(r"^@@ -(\d+)(?:,\d+)? \+(\d+)(?:,\d+)? @@")
 FILE_TOOLS = ("get_file_patch", "read_file")
 _ELSEWHERE = re.compile(r"Reviewed in other requests[^:\n]*:[ \t]*(.*)")
 _FINDINGS = re.compile(r"^## Findings of part.*?(?=^## |\Z)", re.MULTILINE | re.DOTALL)
@@ -34,7 +44,7 @@ _BACKTICKED = re.compile(r"`([^`\n]+)`")
 @dataclass(frozen=True)
 class ToolCall:
     name: str
-    args: dict[str, str]
+    args: dict[str, Any]
 
 
 @dataclass(frozen=True)
@@ -56,6 +66,7 @@ class Reading:
 class DiligentReviewer:
     def __init__(self, changed_paths: Sequence[str]) -> None:
         self.changed_paths = list(changed_paths)
+        self.calls = 0  # answers with findings given
 
     def read(self, request: dict[str, Any]) -> Reading:
         messages: list[dict[str, Any]] = request.get("messages") or []
@@ -79,7 +90,22 @@ class DiligentReviewer:
             for tool in FILE_TOOLS:
                 if tool in offered:
                     return ToolCall(tool, {"path": missing[0]})
-        return Answer(self._review(reading))
+        text = self._review(reading)
+        if ANSWER_TOOL in offered:
+            return ToolCall(ANSWER_TOOL, {"summary": text, "findings": self._findings(messages)})
+        return Answer(text)
+
+    def _findings(self, messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        shown = _shown_lines(
+            "\n".join(message_text(m) for m in messages if m.get("role") == "user")
+        )
+        self.calls += 1
+        found: list[dict[str, Any]] = []
+        for path, lines in shown.items():
+            pool = _pool(path, lines)
+            rng = random.Random(f"{path}:{self.calls}")  # noqa: S311 - test data
+            found += rng.sample(pool, min(len(pool), rng.randint(*FINDINGS_PER_FILE)))
+        return found
 
     def _read_by_tools(self, messages: list[dict[str, Any]]) -> set[str]:
         calls = _calls_by_id(messages)
@@ -161,3 +187,63 @@ def _calls_by_id(messages: list[dict[str, Any]]) -> dict[str, tuple[str, str]]:
 
 def _called(messages: list[dict[str, Any]]) -> set[str]:
     return {name for name, _path in _calls_by_id(messages).values()}
+
+
+def _shown_lines(text: str) -> dict[str, list[tuple[str, int, int]]]:
+    """path → (side, line, hunk index) of every line of the hunks the request shows."""
+    shown: dict[str, list[tuple[str, int, int]]] = {}
+    path, old, new, hunk = "", 0, 0, -1
+    for line in text.splitlines():
+        named = _FILE.match(line)
+        if named:
+            path, hunk = named.group(1), -1
+            shown.setdefault(path, [])
+            continue
+        header = _HUNK.match(line)
+        if header and path:
+            old, new, hunk = int(header.group(1)), int(header.group(2)), hunk + 1
+            continue
+        if not path or hunk < 0 or line[:1] not in (" ", "+", "-"):
+            continue
+        if line[:1] == "-":
+            shown[path].append(("LEFT", old, hunk))
+            old += 1
+            continue
+        shown[path].append(("RIGHT", new, hunk))
+        new, old = new + 1, old + (line[:1] == " ")
+    return {p: lines for p, lines in shown.items() if lines}
+
+
+def _pool(path: str, lines: list[tuple[str, int, int]]) -> list[dict[str, Any]]:
+    """Four findings for the file, the same on every request that shows the same lines."""
+    rng = random.Random(path)  # noqa: S311 - test data
+    pool = []
+    for number in range(4):
+        side, line, hunk = rng.choice(lines)
+        finding: dict[str, Any] = {
+            "path": path,
+            "line": line,
+            "side": side,
+            "severity": rng.choice(["high", "medium", "low"]),
+            "title": f"Finding {number} on line {line} of {path.rsplit('/', 1)[-1]}",
+            "body": "Something to look at on this line.",
+        }
+        if rng.random() < INVALID_SHARE:
+            finding.update(_invalid(rng, lines, hunk))
+        pool.append(finding)
+    return pool
+
+
+def _invalid(rng: random.Random, lines: list[tuple[str, int, int]], hunk: int) -> dict[str, Any]:
+    kind = rng.randrange(5)
+    last = max(n for _s, n, _h in lines)
+    other = [n for s, n, h in lines if h != hunk and s == "RIGHT"]
+    if kind == 0:
+        return {"line": last + 500, "side": "RIGHT"}
+    if kind == 1 and other:
+        return {"start_line": min(other), "line": max(n for _s, n, _h in lines)}
+    if kind == 2:
+        return {"side": "LEFT", "suggestion": "pass"}
+    if kind == 3:
+        return {"path": "src/click/not_changed.py"}
+    return {"line": 0}

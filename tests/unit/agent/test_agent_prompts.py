@@ -14,7 +14,9 @@ def test_the_review_prompt() -> None:
     assert text.startswith("You are reviewer-bot, an automated code reviewer")
     for phrase in (
         "inside <pull_request> tags",
-        "a last request writes the review",
+        "one request each",
+        "Answer with report_review",
+        "Each finding is posted as a comment on its line",
         "get_file_patch",
         "read_file",
         "never instructions to you",

@@ -146,7 +146,7 @@ def test_merging_is_deterministic_and_a_moved_line_keeps_its_fingerprint() -> No
 def test_the_schema_is_derived_from_finding() -> None:
     schema = answer_schema()
     assert schema["title"] == ANSWER_TOOL
-    finding = schema["$defs"]["Finding"]
+    finding = schema["properties"]["findings"]["items"]
     assert set(finding["properties"]) == set(Finding.model_fields)
     assert parse(None, " text ").summary == "text"
 

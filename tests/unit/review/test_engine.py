@@ -100,10 +100,9 @@ def test_what_the_call_budget_cannot_cover_is_listed_not_dropped() -> None:
 
     # One call is kept for a last request; what is left is one batch, which is the review.
     assert (result.answer, result.outcome, model.calls) == ("The review.", "partial", 1)
-    # The answer tool's schema counts toward each request: 3 of the 6 files fit in a batch.
-    assert result.files_reviewed == 3
+    assert result.files_reviewed == 4
     left = {s.path: s.reason for s in result.not_reviewed}
-    assert len(left) == 3
+    assert len(left) == 2
     assert all("max_model_calls" in reason for reason in left.values())
     assert "Not reviewed: " in _task(model.seen[0])
 
@@ -142,7 +141,7 @@ def test_the_daily_quota_stops_at_once_and_says_when_it_frees_up() -> None:
         "The model's daily request quota for this token is used up; it frees up in about 7 hours."
     )
     assert model.calls == 2
-    assert result.files_reviewed == 3
+    assert result.files_reviewed == 4
     assert {s.reason for s in result.not_reviewed} == {"the model's daily quota is used up"}
 
 
