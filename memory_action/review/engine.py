@@ -249,14 +249,17 @@ class ReviewEngine:
             progress.failed.update(batch.paths)
 
     def _answer(self, pr_header: str, progress: _Progress) -> str:
-        if progress.quota or len(progress.findings) <= 1:
+        if len(progress.findings) <= 1:
             return progress.findings[0][1] if progress.findings else ""
         findings = self._fit_findings(pr_header, progress.findings)
+        if progress.quota:  # no request is left to write the review: the findings as found
+            return _as_found(findings)
         message = synthesis_message(
             pr_header,
             findings,
             memory=self.setup.memory,
             budget_bytes=self.setup.memory_budget_bytes,
+            extra=self._extra,
         )
         try:
             return self._converse(message, self._calls_for(0, single=False), tools=[])
@@ -265,7 +268,7 @@ class ReviewEngine:
             progress.note = str(exc)
         except (RequestTooLargeError, AgentRunError) as exc:
             progress.note = f"The last request failed ({exc}); the findings are shown as found."
-        return "\n\n".join(f"**{files}**\n\n{text.strip()}" for files, text in findings)
+        return _as_found(findings)
 
     # -- planning ----------------------------------------------------------------------------
 
@@ -395,6 +398,11 @@ class ReviewEngine:
             left_out,
             progress.note,
         )
+
+
+def _as_found(findings: list[tuple[str, str]]) -> str:
+    """The batches' findings under their files, when no last request can write the review."""
+    return "\n\n".join(f"**{files}**\n\n{text.strip()}" for files, text in findings)
 
 
 def _diff(batch: Batch) -> str:
