@@ -38,6 +38,7 @@ from memory_action.memory.leaks.masked import masked_candidates, masked_forms
 from memory_action.memory.leaks.shape import shannon_entropy
 
 __all__ = [
+    "ALL_LAYERS",
     "CREDENTIAL",
     "JWT",
     "MASKED_VALUE",
@@ -50,6 +51,7 @@ __all__ = [
     "find_secrets",
     "masked_forms",
     "redact",
+    "replace_findings",
     "shannon_entropy",
 ]
 
@@ -99,14 +101,23 @@ def find_secrets(
 def redact(text: str, masked: Iterable[str] = ()) -> tuple[str, list[SecretFinding]]:
     """``text`` with each secret replaced by ``[REDACTED <kind>]``, and what was replaced."""
     findings = find_secrets(text, masked)
+    return replace_findings(text, findings)[0], findings
+
+
+def replace_findings(text: str, findings: Sequence[SecretFinding]) -> tuple[str, list[int]]:
+    """``text`` with each finding replaced by ``[REDACTED <kind>]``, and where each mark starts."""
     parts: list[str] = []
-    position = 0
+    marks: list[int] = []
+    length = position = 0
     for finding in findings:
-        parts.append(text[position : finding.start])
-        parts.append(f"[REDACTED {finding.kind}]")
+        kept = text[position : finding.start]
+        mark = f"[REDACTED {finding.kind}]"
+        marks.append(length + len(kept))
+        parts += [kept, mark]
+        length += len(kept) + len(mark)
         position = finding.end
     parts.append(text[position:])
-    return "".join(parts), findings
+    return "".join(parts), marks
 
 
 def describe(findings: Iterable[SecretFinding | str]) -> str:

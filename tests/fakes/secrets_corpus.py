@@ -5,8 +5,9 @@ scrubber's patterns, and this module only reads them (it does not import the scr
 test over them measures the scrubber rather than its patterns matching themselves.
 
 - ``PLANTED``: one secret per line of ``secrets.tsv``, with the documentation of its format.
-- ``MASKED_VALUES`` and ``MASKED_LEAKS``: what a run masked, and texts leaking it encoded
-  (``masked.tsv``); found only when ``MASKED_VALUES`` are passed to the scrubber.
+- ``MASKED_VALUES`` and ``MASKED_LEAKS``: what a run masked, and texts leaking one encoded
+  (``masked.tsv``; a leak's ``source`` is the value it leaks); found only when the masked values
+  are passed to the scrubber.
 - ``BENIGN``: lines a review bot writes that hold no secret (``benign.txt``).
 
 In the files, the secret inside a text is marked with ⟦ and ⟧, and a literal ``\\n`` is a line
@@ -16,6 +17,7 @@ break.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -58,14 +60,37 @@ def _load_masked() -> tuple[tuple[str, ...], list[Planted]]:
     values: list[str] = []
     leaks: list[Planted] = []
     for line in _lines("masked.tsv"):
-        encoding, text = line.split("\t")
+        encoding, value, *text = line.split("\t")
         if encoding == "masked":
-            values.append(text)
-        else:
-            leaks.append(_planted(encoding, "masked.tsv", text))
+            values.append(value)
+        else:  # a leak's source is the masked value it leaks
+            leaks.append(_planted(encoding, value, *text))
     return tuple(values), leaks
 
 
 PLANTED: list[Planted] = _load_planted()
 MASKED_VALUES, MASKED_LEAKS = _load_masked()
 BENIGN: list[str] = [line.replace("\\n", "\n") for line in _lines("benign.txt")]
+
+
+# --- measuring a scrubber on the corpus (used by the corpus tests and bench/secrets.py) ---------
+
+WINDOW = 8  # no run of this many characters of a secret may survive redaction
+
+
+def survivors(redacted: str, planted: Planted) -> list[str]:
+    """Runs of ``WINDOW`` characters of the planted secrets still in ``redacted``."""
+    left = []
+    for secret in planted.secrets:
+        for line in secret.splitlines() or [secret]:
+            for i in range(max(1, len(line) - WINDOW + 1)):
+                window = line[i : i + WINDOW]
+                if len(window) == WINDOW and window in redacted:
+                    left.append(window)
+    return left
+
+
+def is_caught(redact: Callable[[str], str], planted: Planted) -> bool:
+    """``redact`` changed the text and left no run of ``WINDOW`` characters of its secrets."""
+    redacted = redact(planted.text)
+    return redacted != planted.text and not survivors(redacted, planted)

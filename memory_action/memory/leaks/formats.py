@@ -115,7 +115,7 @@ TOKEN_FORMATS: tuple[TokenFormat, ...] = (
     ),
     _f("GitLab token", "GR1348941", _B + r"GR1348941[A-Za-z0-9_-]{20,40}" + _ED),
     # AWS access key ids (the secret key has no prefix: the context layer finds it by name).
-    _f("AWS access key id", "A", _B + r"(?:AKIA|ASIA|ABIA|ACCA)[A-Z2-7]{16}" + _E),
+    _f("AWS access key id", "A", _B + r"(?:AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}" + _E),
     # Google
     _f("Google API key", "AIza", _B + r"AIza" + _URLSAFE + r"{35}" + _ED),
     _f("Google OAuth client secret", "GOCSPX-", _B + r"GOCSPX-" + _URLSAFE + r"{28}" + _ED),
