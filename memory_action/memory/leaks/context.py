@@ -30,7 +30,7 @@ _SPACE = re.compile(r"[ \t]+")
 _VALUE = re.compile(
     r"""(?i:(?:bearer|basic|token|ssws|apikey|api-key|digest)[ \t]+)?(?:[bfruBFRU]{1,2}(?=["']))?"""
     r"""(?:"(?P<dq>[^"\n]{1,512})"|'(?P<sq>[^'\n]{1,512})'|`(?P<bq>[^`\n]{1,512})`"""
-    r"""|\\"(?P<eq>[^"\\\n]{1,512})\\"|(?P<bare>(?:[^\s"'`,;&<>()\[\]{}|\\]|&(?![A-Za-z_][\w.-]{0,40}=)){1,512}))"""
+    r"""|\\"(?P<eq>[^"\\\n]{1,512})\\"|(?P<bare>(?:[^\s"'`,;&<>()\[\]{}|\\=]|&(?![A-Za-z_][\w.-]{0,40}=)){1,512}={0,2}))"""
 )
 _VALUE_GROUPS = ("dq", "sq", "bq", "eq", "bare")
 
@@ -58,9 +58,15 @@ def _found(start: int, end: int, kind: str = CREDENTIAL) -> Candidate:
 
 def _assignment_candidates(text: str) -> Iterator[Candidate]:
     seen: set[int] = set()
+    skip_until = 0  # the end of an identifier too long to be a name: its hints are skipped
     for hint in _HINT.finditer(text):
+        if hint.start() < skip_until:
+            continue
         span = _name_around(text, hint.start(), hint.end())
-        if span is None or span[1] in seen:
+        if span is None:
+            skip_until = _identifier_end(text, hint.end())
+            continue
+        if span[1] in seen:
             continue
         seen.add(span[1])
         name_start, name_end = span
@@ -88,6 +94,12 @@ def _name_around(text: str, start: int, end: int) -> tuple[int, int] | None:
     while high > end and text[high - 1] in ".-":
         high -= 1
     return low, high
+
+
+def _identifier_end(text: str, position: int) -> int:
+    while position < len(text) and text[position] in _NAME_CHARS:
+        position += 1
+    return position
 
 
 def _value_after(
