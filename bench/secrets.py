@@ -94,7 +94,7 @@ def missed_by(redact: _Redactor) -> list[Planted]:
 
 
 HOSTILE: dict[str, str] = {
-    "ordinary memory lines": "- Fixed in 3f786850e387550fdab836ed7e6dc881de23001b; rotate weekly.\n",
+    "ordinary memory lines": "- Fixed in 3f786850e387550fdab836ed7e6dc881de23001b; rotate.\n",
     "token= repeated": "token=",
     "password: repeated": "password: ",
     "one long identifier with key": "key",

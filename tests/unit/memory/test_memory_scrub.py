@@ -139,6 +139,13 @@ def test_the_whole_corpus_in_one_memory_file_is_redacted() -> None:
         f"token_file: /run/secrets/{fake(20)}",
         "api_key_id: 123e4567-e89b-12d3-a456-426614174000",
         f"image: ghcr.io/org/app@sha256:{fake(64, '0123456789abcdef')}",
+        # Each of these is what one guard of the detector is for.
+        "postgres://postgres:postgres@localhost:5432/test_db",  # a default, not a secret
+        "postgres://app_test1:app_test1@localhost:5432/app",  # the password is the user name
+        "key = PBKDF2HMAC(algorithm=hashes.SHA256(), length=32, salt=salt)",  # a call
+        "public_key: MFkwEwYHKoZIzj0CAQYIKoZIzj0DAQcDQgAEjX3cD8eYfT2hPq7rS1ZTqU9vK4mNwXyQ",
+        "certificate-authority-data: LS0tLS1CRUdJTiBDRVJUSUZJQ0FURS0tLS0tCk1JSUN5RENDQWJDZ0F3SUJ",
+        "MemoryMiddlewareFactoryAB.update.the_memory_block_for_the_next_call()",  # not Discord
     ],
 )
 def test_placeholders_references_and_names_are_not_credentials(text: str) -> None:
