@@ -453,12 +453,13 @@ class _Unpacker:
             return
         self._saw_folder = True
         rel = parts[depth:]
-        if len(rel) > self._limits.max_depth:
+        kind = _kind_of(member)
+        folders = len(rel) if kind == "dir" else len(rel) - 1
+        if folders > self._limits.max_depth:
             raise ArchiveError(
-                f"archive member {_shortened(member.name)!r} is {len(rel)} folders deep below "
+                f"archive member {_shortened(member.name)!r} is {folders} folders deep below "
                 f"{'/'.join(self._folder)}/, more than the {self._limits.max_depth} allowed"
             )
-        kind = _kind_of(member)
         # A second opinion from the stdlib's own filter; it also gives the sanitised file mode.
         filtered = tarfile.data_filter(member, str(self._staging))
         if kind == "dir":
