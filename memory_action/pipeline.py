@@ -173,12 +173,11 @@ def restore(the_plan: Plan) -> StartingMemory:
 
 def _log_restore(the_plan: Plan, start: StartingMemory) -> None:
     log, restored = the_plan.log, start.restored
-    warnings = [w for w in (restored.warning, start.committed.newest.result.warning) if w]
-    for warning in dict.fromkeys(warnings):
+    for warning in start.unread:
         log.warning(f"Memory was not restored: {warning}")
     if restored.hit:
         log.info(f"Restored memory from key {restored.matched_key}")
-    elif not warnings:
+    elif not start.unread:
         log.info(f"No memory saved yet for {the_plan.scope.description}")
     for note in start.notes:
         log.info(f"Memory: {note}")
