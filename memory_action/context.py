@@ -11,6 +11,13 @@ untrusted at once, every other one is untrusted until confirmed), and ``settle_t
 GitHub (``TrustLookup``) once per person and decides again. A run over a fork's content is
 untrusted whoever asked for it; an ``issue_comment`` payload does not say whether the pull request
 comes from a fork, so ``settle_trust`` asks that too.
+
+A reply to a review comment (``pull_request_review_comment``, created, with ``in_reply_to_id``)
+is a comment command like ``issue_comment``: its trust follows the commenter. Unlike
+``issue_comment`` it runs on the pull request's merge ref, so its cache token is not read-only
+and a trusted one may write the pull request's memory. A review comment that opens a thread is
+someone's review, not a request to the bot, and a comment by a bot (the bot's own inline
+comments among them) would make runs answer each other: both end with a notice.
 """
 
 from __future__ import annotations
@@ -42,7 +49,9 @@ READ_ONLY_CACHE_EVENTS = ("pull_request_target", "issue_comment", "workflow_run"
 NO_WRITE_ASSOCIATIONS = frozenset(
     {"NONE", "FIRST_TIMER", "FIRST_TIME_CONTRIBUTOR", "CONTRIBUTOR", "MANNEQUIN"}
 )
-SUPPORTED = (*PR_EVENTS, *BRANCH_EVENTS, "issue_comment")
+REVIEW_COMMENT = "pull_request_review_comment"
+COMMENT_EVENTS = ("issue_comment", REVIEW_COMMENT)  # the comment is the run's request
+SUPPORTED = (*PR_EVENTS, *BRANCH_EVENTS, *COMMENT_EVENTS)
 
 
 @dataclass(frozen=True)
@@ -72,15 +81,16 @@ class RunContext:
     actor: str
     workspace: Path
     pull_request: PullRequestRef | None
-    comment_body: str  # issue_comment only
-    comment_author_association: str  # issue_comment only
+    comment_body: str  # comment events only
+    comment_author_association: str  # comment events only
     trust: Trust
     may_write: bool
     write_note: str  # why this run may not write ("" when it may)
     commits: tuple[str, ...] = ()  # a push's commits, head first (to find merged PRs)
     job: str = ""  # GITHUB_JOB: the job's id in the workflow (matrix legs share it)
-    comment_author: str = ""  # issue_comment only: the commenter's login
+    comment_author: str = ""  # comment events only: the commenter's login
     workflow_ref: str = ""  # GITHUB_WORKFLOW_REF: owner/name/.github/workflows/x.yml@ref
+    reply_to: int | None = None  # pull_request_review_comment: the comment replied to
 
     @property
     def branch(self) -> str | None:
@@ -207,8 +217,24 @@ def _comment_pull_request(payload: Mapping[str, Any]) -> PullRequestRef:
 def _check_action(event: str, action: str) -> None:
     if event in PR_EVENTS and action not in PR_ACTIONS:
         raise UnsupportedEvent(f"{event} with action '{action}'")
-    if event == "issue_comment" and action != "created":
-        raise UnsupportedEvent(f"issue_comment with action '{action}'")
+    if event in COMMENT_EVENTS and action != "created":
+        raise UnsupportedEvent(f"{event} with action '{action}'")
+
+
+def _reply_to(payload: Mapping[str, Any]) -> int:
+    """The review comment a ``pull_request_review_comment`` answers (see the module docstring)."""
+    comment = _get(payload, "comment")
+    if not isinstance(comment, Mapping):
+        raise EventError("The event payload's 'comment' is not an object.")
+    user = comment.get("user")
+    if isinstance(user, Mapping) and user.get("type") == "Bot":
+        raise UnsupportedEvent(f"{REVIEW_COMMENT} written by a bot ({user.get('login')})")
+    reply_to = comment.get("in_reply_to_id")
+    if reply_to is None:
+        raise UnsupportedEvent(f"{REVIEW_COMMENT} that opens a thread (not a reply)")
+    if not _is_number(reply_to):
+        raise EventError("The event payload's 'comment.in_reply_to_id' is not a positive number.")
+    return int(reply_to)
 
 
 def decide_trust(
@@ -221,6 +247,8 @@ def decide_trust(
     repository permission is admin, maintain or write (None: not asked, so not trusted).
     """
     person = association not in NO_WRITE_ASSOCIATIONS and writer is True
+    if event == REVIEW_COMMENT:
+        return _review_comment_trust(pr, association, writer, person)
     if event == "issue_comment":
         trusted = person and pr is not None and not pr.is_fork
         trust = Trust.TRUSTED if trusted else Trust.UNTRUSTED
@@ -241,6 +269,22 @@ def decide_trust(
     return Trust.TRUSTED, True, ""
 
 
+def _review_comment_trust(
+    pr: PullRequestRef | None, association: str, writer: bool | None, person: bool
+) -> tuple[Trust, bool, str]:
+    """A reply on the pull request's merge ref: trusted, and writing, like its commenter."""
+    if pr is None or pr.is_fork:
+        return Trust.UNTRUSTED, False, "the pull request comes from a fork"
+    if person:
+        return Trust.TRUSTED, True, ""
+    who = (
+        "without write access"
+        if association in NO_WRITE_ASSOCIATIONS or writer is False
+        else "whose write access GitHub did not confirm"
+    )
+    return Trust.UNTRUSTED, False, f"the comment comes from someone {who} ({association})"
+
+
 class TrustLookup(Protocol):
     """What GitHub knows and the event payload does not (``GitHubClient`` answers)."""
 
@@ -258,7 +302,7 @@ class TrustLookup(Protocol):
 def _person(context: RunContext) -> tuple[str, str]:
     """(login, association) of the person whose input the run reads."""
     pr = context.pull_request
-    if context.event_name == "issue_comment":
+    if context.event_name in COMMENT_EVENTS:
         return context.comment_author, context.comment_author_association
     return (pr.author, pr.author_association) if pr is not None else ("", "")
 
@@ -297,16 +341,21 @@ def load_context(env: Mapping[str, str], payload: Mapping[str, Any]) -> RunConte
     if event in BRANCH_EVENTS and not ref.startswith("refs/heads/"):
         raise UnsupportedEvent(f"{event} on '{ref or 'no ref'}' (only branches are handled)")
     pr: PullRequestRef | None = None
+    reply_to: int | None = None
     comment_body = comment_association = comment_author = ""
     if event in PR_EVENTS:
         pr = _pull_request(payload)
+    elif event == REVIEW_COMMENT:
+        reply_to = _reply_to(payload)
+        pr = _pull_request(payload)
     elif event == "issue_comment":
         pr = _comment_pull_request(payload)
+    if event in COMMENT_EVENTS:
         comment_body = _text(payload, "comment", "body", default="")
         comment_association = _text(payload, "comment", "author_association", default="NONE")
         comment_association = comment_association.upper()
         comment_author = _text(payload, "comment", "user", "login", default="")
-    association = comment_association if pr is None or event == "issue_comment" else ""
+    association = comment_association if pr is None or event in COMMENT_EVENTS else ""
     association = association or (pr.author_association if pr is not None else "")
     # No one's permission is known yet: ``settle_trust`` decides again once GitHub has answered.
     trust, may_write, note = decide_trust(event, pr, association, writer=None)
@@ -334,6 +383,7 @@ def load_context(env: Mapping[str, str], payload: Mapping[str, Any]) -> RunConte
         job=env.get("GITHUB_JOB", ""),
         comment_author=comment_author,
         workflow_ref=env.get("GITHUB_WORKFLOW_REF", ""),
+        reply_to=reply_to,
     )
 
 

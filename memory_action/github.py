@@ -14,19 +14,22 @@ person's login for a personal access token. When GitHub does not answer, the ide
 then found, a new one is created and nothing foreign is trusted. ``bot_login`` sets it instead.
 
 After a merge, the push run asks which pull requests were merged and whether their sticky comment
-may be trusted: those methods delegate to ``github_promotion``.
+may be trusted: those methods delegate to ``github_promotion``. Pull request reviews with inline
+comments, the feedback on them and comparing two commits delegate to ``github_reviews``.
 """
 
 from __future__ import annotations
 
 import base64
-from collections.abc import Iterator, Sequence
+import time
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from functools import cached_property
 
 import requests
 from github import Auth, Github, GithubException, RateLimitExceededException
 from github.ContentFile import ContentFile
+from github.File import File
 from github.IssueComment import IssueComment
 from github.NamedUser import NamedUser
 from github.Organization import Organization
@@ -36,6 +39,7 @@ from urllib3.util import Retry
 
 from memory_action import __version__
 from memory_action import github_promotion as promotion
+from memory_action import github_reviews as reviews
 from memory_action.errors import GitHubError
 from memory_action.github_promotion import (
     ACTIONS_BOT,
@@ -44,6 +48,7 @@ from memory_action.github_promotion import (
     TrustedComment,
     WorkflowRun,
 )
+from memory_action.github_reviews import CommentFeedback, Comparison, PostedReview
 from memory_action.pull_request import (
     MAX_FILE_BYTES,
     ChangedFile,
@@ -53,6 +58,7 @@ from memory_action.pull_request import (
     PullRequestReader,
     decode_text,
 )
+from memory_action.review.anchors import InlineComment
 from memory_action.sticky import fold_duplicates
 
 DEFAULT_API_URL = "https://api.github.com"
@@ -239,6 +245,28 @@ class GitHubClient:
         """The sticky comment if only our bot and people with write access edited it, and why."""
         return promotion.trusted_comment(self, pr_number, marker)
 
+    # --- pull request reviews (github_reviews.py) ------------------------------------------------
+
+    def post_review(
+        self,
+        pr_number: int,
+        commit_id: str,
+        body: str,
+        comments: Sequence[InlineComment],
+        *,
+        pause: Callable[[float], None] = time.sleep,
+    ) -> PostedReview:
+        """Post the inline comments as ``COMMENT`` reviews on ``commit_id``, in batches."""
+        return reviews.post_review(self, pr_number, commit_id, body, comments, pause=pause)
+
+    def review_feedback(self, pr_number: int) -> list[CommentFeedback]:
+        """Our inline comments with their reactions, replies and thread states."""
+        return reviews.review_feedback(self, pr_number)
+
+    def compare(self, base: str, head: str) -> Comparison | None:
+        """How ``head`` relates to ``base``; None when GitHub does not know one of them."""
+        return reviews.compare(self, base, head)
+
     # --- errors ---------------------------------------------------------------------------------
 
     @contextmanager
@@ -287,17 +315,7 @@ class GitHubPullRequest:
     def changed_files(self) -> list[ChangedFile]:
         """Every changed file (GitHub lists at most 3,000), every page."""
         with self._client.api(f"listing the files of #{self._number}"):
-            return [
-                ChangedFile(
-                    path=f.filename,
-                    status=f.status,
-                    additions=f.additions,
-                    deletions=f.deletions,
-                    patch=f.patch or None,
-                    previous_path=f.previous_filename or None,
-                )
-                for f in self._pull.get_files()
-            ]
+            return [changed_file(f) for f in self._pull.get_files()]
 
     def file_content(self, path: str) -> str | None:
         """The file's text at the head commit.
@@ -329,6 +347,18 @@ class GitHubPullRequest:
         if found.size > self._client.max_file_bytes:
             return None
         return _content_bytes(self._client.repository, found)
+
+
+def changed_file(found: File) -> ChangedFile:
+    """A changed file as GitHub lists it (a pull request's files, a comparison's files)."""
+    return ChangedFile(
+        path=found.filename,
+        status=found.status,
+        additions=found.additions,
+        deletions=found.deletions,
+        patch=found.patch or None,
+        previous_path=found.previous_filename or None,
+    )
 
 
 def _pull_request_info(pull: PullRequest) -> PullRequestInfo:

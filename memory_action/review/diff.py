@@ -7,7 +7,7 @@ holds, so a model (or ``git apply``) reading a compressed hunk sees the real lin
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 _HEADER = re.compile(r"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@ ?(.*)$")
@@ -52,6 +52,16 @@ class Hunk:
             section=_section_before(before, self.section),
             lines=lines,
         )
+
+    def numbered(self) -> Iterator[tuple[str, int, int]]:
+        """Each line with the numbers it has in the old and in the new file (for a line on one
+        side only, the other number is where it would be on the other side)."""
+        old = _first_line(self.old_start, self.old_count)
+        new = _first_line(self.new_start, self.new_count)
+        for line in self.lines:
+            yield line, old, new
+            old += _is(line, " -")
+            new += _is(line, " +")
 
     @property
     def added(self) -> int:

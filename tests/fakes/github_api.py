@@ -5,7 +5,9 @@ GitHub does: ``per_page``, ``page``, a ``Link`` header), file contents at the he
 commits and the issue comments. ``FakeGitHub.answer`` decides every answer; ``serve()`` gives it
 to PyGithub in-process through ``responses`` (PyGithub 2.x sends every request to ``host:443``),
 and ``tests/fakes/github_http.py`` serves it over a real socket for other processes.
-``read_only=True`` answers comment writes with 403, like a fork's token.
+``read_only=True`` answers comment writes with 403, like a fork's token. Pull request reviews,
+their comments, reactions and threads and commit comparisons are ``github.reviews``
+(``tests/fakes/github_reviews.py``).
 """
 
 from __future__ import annotations
@@ -17,10 +19,22 @@ from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, Protocol
-from urllib.parse import parse_qs, unquote, urlencode, urlsplit
+from urllib.parse import unquote, urlsplit
 
 import requests
 import responses
+
+from tests.fakes.github_reviews import FakeReviews
+from tests.fakes.github_wire import (
+    GITHUB_MAX_PER_PAGE,
+    ApiRequest,
+    Reply,
+    error_reply,
+    json_reply,
+    paged,
+)
+
+__all__ = ["ApiRequest", "FakeGitHub", "FakePullRequest", "Reply", "error_reply"]
 
 OWNER, NAME = "octo-org", "octo-repo"
 REPOSITORY = f"{OWNER}/{NAME}"
@@ -38,24 +52,6 @@ FETCH_PATCH = (
     "@@ -1,2 +1,3 @@\n def fetch(url):\n+    for attempt in range(3):\n     return get(url)\n"
 )
 FETCH_SOURCE = "def fetch(url):\n    return get(url)\n"
-
-GITHUB_MAX_PER_PAGE = 100  # GitHub's cap on per_page; without per_page it pages by 30
-GITHUB_DEFAULT_PER_PAGE = 30
-
-Reply = tuple[int, dict[str, str], str]
-
-
-@dataclass(frozen=True)
-class ApiRequest:
-    """One request to the API, whatever carried it: ``url`` is absolute (query included)."""
-
-    method: str
-    url: str
-    body: str = ""
-
-    @property
-    def query(self) -> dict[str, list[str]]:
-        return parse_qs(urlsplit(self.url).query)
 
 
 @dataclass
@@ -105,8 +101,11 @@ class FakeGitHub:
     # of WORKFLOW_PATH in REPOSITORY, as every run of ``ActionRunner`` is.
     runs: dict[int, tuple[str, str] | None] = field(default_factory=dict)
 
+    reviews: FakeReviews = field(init=False)
+
     def __post_init__(self) -> None:
         self.permissions.setdefault(AUTHOR, "write")
+        self.reviews = FakeReviews(self)
 
     def merge(self, number: int, sha: str) -> None:
         self.pulls[number].merged_in = sha
@@ -170,6 +169,7 @@ class FakeGitHub:
             ("GET", r"/actions/runs/(\d+)", self._workflow_run),
             ("GET", r"/actions/caches", self._list_caches),
             ("DELETE", r"/actions/caches/(\d+)", self._delete_cache),
+            *self.reviews.routes(),
         ]
         compiled = [(method, re.compile(repo + path), handler) for method, path, handler in routes]
         graphql = re.compile(r"(?:/api)?/graphql")
@@ -178,32 +178,20 @@ class FakeGitHub:
     # -- handlers ---------------------------------------------------------------------------------
 
     def _repo(self, _request: ApiRequest) -> Reply:
-        return _json(repository_json(self.repo_url, default_branch=self.default_branch))
+        return json_reply(repositoryjson_reply(self.repo_url, default_branch=self.default_branch))
 
     def _pull(self, _request: ApiRequest, number: str) -> Reply:
         pull = self.pulls.get(int(number))
         if pull is None:
             return 404, {}, json.dumps({"message": "Not Found"})
-        return _json(pull_json(pull, self.repo_url))
+        return json_reply(pulljson_reply(pull, self.repo_url))
 
     def _files(self, request: ApiRequest, number: str) -> Reply:
-        return self._page(request, self.pulls[int(number)].files)
+        return self.page(request, self.pulls[int(number)].files)
 
-    def _page(self, request: ApiRequest, items: list[dict[str, Any]]) -> Reply:
-        """One page of a list, with the ``Link`` header GitHub sends when more pages follow."""
-        query = {name: values[0] for name, values in request.query.items()}
-        per_page = min(int(query.get("per_page", GITHUB_DEFAULT_PER_PAGE)), self.max_per_page)
-        page = int(query.get("page", "1"))
-        last = max(1, -(-len(items) // per_page))
-        status, headers, body = _json(items[(page - 1) * per_page : page * per_page])
-        if page < last:
-            url = f"{self.api_url}{urlsplit(request.url).path}"
-            links = {"next": page + 1, "last": last}
-            headers["Link"] = ", ".join(
-                f'<{url}?{urlencode({**query, "page": n})}>; rel="{rel}"'
-                for rel, n in links.items()
-            )
-        return status, headers, body
+    def page(self, request: ApiRequest, items: list[dict[str, Any]]) -> Reply:
+        """One page of a list, as GitHub pages it (``github_wire.paged``)."""
+        return paged(request, items, self.api_url, self.max_per_page)
 
     def _contents(self, request: ApiRequest, path: str) -> Reply:
         path = unquote(path)
@@ -215,7 +203,7 @@ class FakeGitHub:
             if path in contents:
                 text = contents[path]
                 data = text.encode() if isinstance(text, str) else text
-                return _json(
+                return json_reply(
                     {
                         "type": "file",
                         "encoding": "base64",
@@ -230,10 +218,10 @@ class FakeGitHub:
         return 404, {}, json.dumps({"message": "Not Found"})
 
     def _issue(self, _request: ApiRequest, number: str) -> Reply:
-        return _json({"number": int(number), "url": f"{self.repo_url}/issues/{number}"})
+        return json_reply({"number": int(number), "url": f"{self.repo_url}/issues/{number}"})
 
     def _list_comments(self, request: ApiRequest, number: str) -> Reply:
-        return self._page(request, self.comments.get(int(number), []))
+        return self.page(request, self.comments.get(int(number), []))
 
     def _create_comment(self, request: ApiRequest, number: str) -> Reply:
         if self.read_only:
@@ -266,7 +254,7 @@ class FakeGitHub:
             for comment in comments:
                 if comment["id"] == int(comment_id):
                     comment["body"] = json.loads(request.body or "{}")["body"]
-                    return _json(comment)
+                    return json_reply(comment)
         return 404, {}, json.dumps({"message": "Not Found"})
 
     def _delete_comment(self, _request: ApiRequest, comment_id: str) -> Reply:
@@ -283,38 +271,46 @@ class FakeGitHub:
         for comments in self.comments.values():
             for comment in comments:
                 if comment["id"] == int(comment_id):
-                    return _json(comment)
+                    return json_reply(comment)
         return 404, {}, json.dumps({"message": "Not Found"})
 
     def _commit_pulls(self, _request: ApiRequest, sha: str) -> Reply:
         pulls = [p for p in self.pulls.values() if p.merged_in == sha]
-        return _json([pull_json(p, self.repo_url) for p in pulls])
+        return json_reply([pulljson_reply(p, self.repo_url) for p in pulls])
 
     def _permission(self, _request: ApiRequest, login: str) -> Reply:
         permission = self.permissions.get(unquote(login))
         if permission is None:
             return 404, {}, json.dumps({"message": "Not Found"})
-        return _json({"permission": permission, "role_name": permission, "user": {"login": login}})
+        return json_reply(
+            {"permission": permission, "role_name": permission, "user": {"login": login}}
+        )
 
     def _workflow_run(self, _request: ApiRequest, run_id: str) -> Reply:
         found = self.runs.get(int(run_id), (REPOSITORY, WORKFLOW_PATH))
         if found is None:
             return 404, {}, json.dumps({"message": "Not Found"})
         repository, path = found
-        return _json({"id": int(run_id), "path": path, "repository": {"full_name": repository}})
+        return json_reply(
+            {"id": int(run_id), "path": path, "repository": {"full_name": repository}}
+        )
 
     def _graphql(self, request: ApiRequest) -> Reply:
         query = json.loads(request.body or "{}")
+        if "reviewThreads" in query["query"]:
+            return self.reviews.threads_graphql(query)
         if "viewer" in query["query"]:
             if self.viewer is None:
-                return _json({"errors": [{"message": "Resource not accessible by integration"}]})
-            return _json({"data": {"viewer": {"__typename": "Bot", "login": self.viewer}}})
+                return json_reply(
+                    {"errors": [{"message": "Resource not accessible by integration"}]}
+                )
+            return json_reply({"data": {"viewer": {"__typename": "Bot", "login": self.viewer}}})
         node_id = query["variables"]["id"]
         for comments in self.comments.values():
             for comment in comments:
                 if comment["node_id"] == node_id:
-                    return _json({"data": {"node": self._edit_history(comment)}})
-        return _json({"data": {"node": None}})
+                    return json_reply({"data": {"node": self._edit_history(comment)}})
+        return json_reply({"data": {"node": None}})
 
     def _edit_history(self, comment: dict[str, Any]) -> dict[str, Any]:
         editors = self.edits.get(comment["id"], [])
@@ -335,7 +331,7 @@ class FakeGitHub:
         page, per_page = int(query.get("page", ["1"])[0]), int(query.get("per_page", ["30"])[0])
         entries = self.cache.rest_list(query.get("key", [""])[0], query.get("ref", [""])[0])
         shown = entries[(page - 1) * per_page : page * per_page]
-        return _json({"total_count": len(entries), "actions_caches": shown})
+        return json_reply({"total_count": len(entries), "actions_caches": shown})
 
     def _delete_cache(self, _request: ApiRequest, entry_id: str) -> Reply:
         if self.cache is None or self.cache_read_only:
@@ -361,11 +357,7 @@ def _actor(login: str) -> dict[str, str]:
     return {"__typename": "User", "login": login}
 
 
-def _json(value: Any) -> Reply:
-    return 200, {"Content-Type": "application/json"}, json.dumps(value)
-
-
-def repository_json(base: str = ANSWER_BASE, default_branch: str = "main") -> dict[str, Any]:
+def repositoryjson_reply(base: str = ANSWER_BASE, default_branch: str = "main") -> dict[str, Any]:
     """The repository as the API answers it; ``base`` is its API URL."""
     return {
         "id": 1,
@@ -377,7 +369,7 @@ def repository_json(base: str = ANSWER_BASE, default_branch: str = "main") -> di
     }
 
 
-def pull_json(pull: FakePullRequest, base: str = ANSWER_BASE) -> dict[str, Any]:
+def pulljson_reply(pull: FakePullRequest, base: str = ANSWER_BASE) -> dict[str, Any]:
     """The pull request as the API answers it; ``base`` is the repository's API URL."""
     repo = {"full_name": REPOSITORY, "name": NAME, "owner": {"login": OWNER}}
     owner, name = pull.head_repo.split("/")

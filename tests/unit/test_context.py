@@ -113,6 +113,16 @@ CASES: dict[str, tuple[str, dict[str, str]]] = {
         "issue_comment_pr_non_collaborator",
         runner_env("issue_comment", "refs/heads/main", GITHUB_ACTOR="outside-dev"),
     ),
+    "pull_request_review_comment_reply": (
+        "pull_request_review_comment_reply",
+        runner_env(
+            "pull_request_review_comment",
+            "refs/pull/42/merge",
+            GITHUB_HEAD_REF="feature/retry",
+            GITHUB_BASE_REF="main",
+            GITHUB_ACTOR="hubot",
+        ),
+    ),
 }
 
 
@@ -150,6 +160,8 @@ TRUST_TABLE: dict[str, tuple[Trust, bool, str, tuple[int, bool] | None]] = {
         f"issue_comment {READ_ONLY}",
         (42, False),
     ),
+    # A reply runs on the pull request's merge ref: its cache token may write.
+    "pull_request_review_comment_reply": (TRUSTED, True, "", (42, False)),
 }
 
 
@@ -309,6 +321,153 @@ def test_issue_comment_carries_the_comment_and_the_pull_request() -> None:
     # The payload does not say where the pull request comes from: GitHub is asked.
     assert (pr.head_repo, pr.is_fork) == ("octo-org/octo-repo", False)
     assert (pr.base_ref, pr.head_ref, pr.head_sha) == ("", "", "")
+
+
+# -- replies to review comments (pull_request_review_comment) --------------------------------
+
+REPLY = "pull_request_review_comment_reply"
+
+
+def test_a_review_comment_reply_carries_the_comment_and_the_pull_request() -> None:
+    lookup = FakeTrustLookup()
+    context = settled(REPLY, payload(REPLY), lookup)
+    assert context.comment_body.startswith("Intended: the retry is bounded")
+    assert (context.comment_author, context.comment_author_association) == (
+        "hubot",
+        "COLLABORATOR",
+    )
+    assert context.reply_to == 2100000070
+    pr = context.pull_request
+    assert pr is not None
+    assert (pr.number, pr.author, pr.head_ref, pr.is_fork) == (42, "mona", "feature/retry", False)
+    # The payload names the head repository: only the commenter's permission is asked.
+    assert lookup.asked == ["permission hubot"]
+
+
+@pytest.mark.parametrize(
+    ("association", "trusted"), ASSOCIATIONS, ids=[str(a) for a, _ in ASSOCIATIONS]
+)
+def test_review_comment_trust_follows_the_commenter(association: str | None, trusted: bool) -> None:
+    data = payload(REPLY)
+    data["comment"]["author_association"] = association
+    context = settled(REPLY, data)
+    assert context.trust is (Trust.TRUSTED if trusted else Trust.UNTRUSTED)
+    assert context.may_write is trusted
+    if not trusted:
+        association = (association or "NONE").upper()
+        assert context.write_note == (
+            f"the comment comes from someone without write access ({association})"
+        )
+
+
+REVIEW_COMMENT_TRUST = [
+    # commenter, who may write, the PR author's association, a fork's head (None: ours), and
+    # the expected (trust, may write, write note)
+    pytest.param("hubot", {"hubot"}, "MEMBER", None, (TRUSTED, True, ""), id="writer-reply"),
+    pytest.param(
+        "hubot",
+        set(),
+        "MEMBER",
+        None,
+        (UNTRUSTED, False, "the comment comes from someone without write access (COLLABORATOR)"),
+        id="triage-only-commenter",
+    ),
+    pytest.param(
+        "hubot", {"hubot"}, "NONE", None, (TRUSTED, True, ""), id="pull-request-author-ignored"
+    ),
+    pytest.param(
+        "hubot",
+        {"hubot"},
+        "MEMBER",
+        "outside-dev/octo-repo",
+        (UNTRUSTED, False, FORK_NOTE),
+        id="maintainer-on-a-fork",
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("commenter", "writers", "author_association", "head", "expected"), REVIEW_COMMENT_TRUST
+)
+def test_review_comment_trust_table(
+    commenter: str,
+    writers: set[str],
+    author_association: str,
+    head: str | None,
+    expected: tuple[Trust, bool, str],
+) -> None:
+    data = payload(REPLY)
+    data["comment"]["user"]["login"] = commenter
+    data["pull_request"]["author_association"] = author_association
+    if head is not None:
+        data["pull_request"]["head"]["repo"]["full_name"] = head
+    lookup = FakeTrustLookup(writers=writers)
+    context = settled(REPLY, data, lookup)
+    assert (context.trust, context.may_write, context.write_note) == expected
+    # Nobody's permission is asked about a fork's run: it is untrusted whoever commented.
+    assert lookup.asked == ([] if head else [f"permission {commenter}"])
+
+
+def test_no_review_comment_is_trusted_before_github_confirms_the_commenter() -> None:
+    context = load_context(CASES[REPLY][1], payload(REPLY))
+    assert (context.trust, context.may_write) == (Trust.UNTRUSTED, False)
+    assert context.write_note == (
+        "the comment comes from someone whose write access GitHub did not confirm (COLLABORATOR)"
+    )
+
+
+def _opening_a_thread(data: dict[str, Any]) -> dict[str, Any]:
+    del data["comment"]["in_reply_to_id"]
+    return data
+
+
+def _by_a_bot(data: dict[str, Any]) -> dict[str, Any]:
+    data["comment"]["user"] = {"login": "memory-agent-app[bot]", "type": "Bot"}
+    return data
+
+
+def _with_action(action: str) -> Any:
+    return lambda data: _set(data, action, "action")
+
+
+REVIEW_COMMENT_SKIPPED = [
+    pytest.param(_opening_a_thread, "that opens a thread (not a reply)", id="not-a-reply"),
+    pytest.param(
+        lambda d: _set(d, None, "comment", "in_reply_to_id"),
+        "that opens a thread",
+        id="reply-to-null",
+    ),
+    pytest.param(_by_a_bot, "written by a bot (memory-agent-app[bot])", id="bot-comment"),
+    pytest.param(_with_action("edited"), "with action 'edited'", id="edited"),
+    pytest.param(_with_action("deleted"), "with action 'deleted'", id="deleted"),
+]
+
+
+@pytest.mark.parametrize(("edit", "says"), REVIEW_COMMENT_SKIPPED)
+def test_review_comments_that_are_no_request_end_with_a_notice(edit: Any, says: str) -> None:
+    with pytest.raises(UnsupportedEvent) as caught:
+        load_context(CASES[REPLY][1], edit(payload(REPLY)))
+    assert f"pull_request_review_comment {says}" in str(caught.value)
+    assert "\n" not in str(caught.value)
+
+
+REVIEW_COMMENT_MALFORMED = [
+    pytest.param(lambda d: _drop(d, "comment"), "'comment'", id="no-comment"),
+    pytest.param(lambda d: _set(d, "x", "comment"), "'comment' is not an object", id="comment-str"),
+    pytest.param(
+        lambda d: _set(d, "2100000070", "comment", "in_reply_to_id"),
+        "'comment.in_reply_to_id' is not a positive number",
+        id="reply-to-as-string",
+    ),
+    pytest.param(lambda d: _drop(d, "pull_request"), "'pull_request'", id="no-pull-request"),
+]
+
+
+@pytest.mark.parametrize(("edit", "says"), REVIEW_COMMENT_MALFORMED)
+def test_a_malformed_review_comment_is_an_event_error(edit: Any, says: str) -> None:
+    with pytest.raises(EventError) as caught:
+        load_context(CASES[REPLY][1], edit(payload(REPLY)))
+    assert says in str(caught.value)
 
 
 # -- trust from the repository permission (GitHub is asked) ---------------------------------

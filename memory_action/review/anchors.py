@@ -1,0 +1,133 @@
+"""Where a finding can be posted as an inline review comment, decided before anything is sent.
+
+GitHub rejects a whole review (HTTP 422, without saying which comment) when one comment's anchor
+is not part of the diff. So every anchor is checked here against the hunks of the file's
+``patch``, and a finding that fails becomes ``None`` (its text goes to the review body instead):
+
+- ``line`` must be a line of one hunk on the finding's side: RIGHT for an added or unchanged
+  line (the new file's numbering), LEFT for a deleted one (the old file's numbering);
+- a range's ``start_line`` must come before ``line``, on the same side, in the same hunk;
+- a suggestion replaces lines of the new file, so it only goes on RIGHT;
+- the path must be a changed file that has a patch (none for a binary or a too large file).
+
+Pure: no I/O. ``anchor`` renders the comment's body too, with the model's text made safe to post.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+
+from memory_action.pull_request import ChangedFile
+from memory_action.report import break_markers, safe_markdown
+from memory_action.review.diff import Hunk, parse_patch
+from memory_action.review.findings import Finding, Side
+
+MIN_FENCE = 3
+
+
+@dataclass(frozen=True)
+class InlineComment:
+    """One entry of ``comments[]`` of "Create a review for a pull request"."""
+
+    path: str
+    line: int
+    side: str  # RIGHT | LEFT
+    start_line: int | None
+    start_side: str | None
+    body: str
+
+
+@dataclass(frozen=True)
+class DiffLine:
+    """One line of a hunk on one side: its number in that side's file and its text."""
+
+    hunk: int  # the hunk's index in the patch
+    number: int
+    text: str
+
+
+def anchor(finding: Finding, files: Sequence[ChangedFile]) -> InlineComment | None:
+    """The inline comment for ``finding``, or None where GitHub would reject it (see above)."""
+    lines = _lines_at(finding, files)
+    if lines is None:
+        return None
+    last = lines.get(finding.line)
+    if last is None or (finding.suggestion is not None and finding.side != "RIGHT"):
+        return None
+    start_line = finding.start_line if finding.start_line != finding.line else None
+    if start_line is not None:
+        first = lines.get(start_line)
+        if first is None or first.hunk != last.hunk or start_line > finding.line:
+            return None
+    return InlineComment(
+        path=finding.path,
+        line=finding.line,
+        side=finding.side,
+        start_line=start_line,
+        start_side=finding.side if start_line is not None else None,
+        body=comment_body(finding),
+    )
+
+
+def code_at(finding: Finding, files: Sequence[ChangedFile]) -> str:
+    """The text of the lines the finding points at on its side ("" where none are in the diff).
+
+    Lines between the range's ends that are not on the finding's side are left out.
+    """
+    lines = _lines_at(finding, files)
+    if lines is None:
+        return ""
+    first = finding.start_line or finding.line
+    return "\n".join(lines[n].text for n in range(first, finding.line + 1) if n in lines)
+
+
+def comment_body(finding: Finding) -> str:
+    """The title, the body and a ``suggestion`` block, the model's prose made safe to post."""
+    parts = [f"**{safe_markdown(finding.title)}** ({finding.severity})"]
+    if finding.body.strip():
+        parts.append(safe_markdown(finding.body))
+    if finding.suggestion is not None:
+        parts.append(suggestion_block(finding.suggestion))
+    return "\n\n".join(parts)
+
+
+def suggestion_block(replacement: str) -> str:
+    """A ```` ```suggestion ```` block whose fence is longer than any backtick run inside it."""
+    text = break_markers(replacement.removesuffix("\n"))
+    fence = "`" * max(MIN_FENCE, _longest_run(text, "`") + 1)
+    return f"{fence}suggestion\n{text}\n{fence}" if text else f"{fence}suggestion\n{fence}"
+
+
+def side_lines(hunks: Sequence[Hunk], side: Side) -> dict[int, DiffLine]:
+    """The lines of the hunks a comment may anchor to on ``side``, by their line number."""
+    return {line.number: line for line in _walk(hunks, side)}
+
+
+def _lines_at(finding: Finding, files: Sequence[ChangedFile]) -> dict[int, DiffLine] | None:
+    changed = next((f for f in files if f.path == finding.path), None)
+    if changed is None or changed.patch is None:
+        return None
+    try:
+        hunks = parse_patch(changed.patch)
+    except ValueError:
+        return None  # not a diff GitHub would have made: nothing in it can be trusted
+    return side_lines(hunks, finding.side)
+
+
+def _walk(hunks: Sequence[Hunk], side: Side) -> Iterator[DiffLine]:
+    for index, hunk in enumerate(hunks):
+        for line, old, new in hunk.numbered():
+            kind, text = line[:1], line[1:]
+            if kind == "-" and side == "LEFT":
+                yield DiffLine(index, old, text)
+            elif kind in (" ", "+") and side == "RIGHT":
+                yield DiffLine(index, new, text)
+
+
+def _longest_run(text: str, char: str) -> int:
+    longest = run = 0
+    for found in text:
+        run = run + 1 if found == char else 0
+        longest = max(longest, run)
+    return longest
