@@ -137,12 +137,18 @@ def _code_lines(text: str) -> set[int]:
 
 
 def _is_safe(text: str) -> bool:
-    """No raw HTML, no mention outside code, and what follows the text starts a paragraph."""
+    """No raw HTML, and no mention outside code."""
     for token in _tokens(text):
         if token.type in ("html_block", "html_inline"):
             return False
         if token.type == "text" and _MENTION.search(token.content):
             return False
+    return True
+
+
+def _followed_by_prose(text: str) -> bool:
+    """Whether what is posted after ``text`` (a blank line between) starts a paragraph: no fence
+    is left open to swallow it."""
     last = [t for t in _tokens(f"{text}\n\n{_PROBE}") if t.type == "inline"][-1:]
     return bool(last) and last[0].content == _PROBE and last[0].level == 1
 
@@ -215,11 +221,10 @@ def _close_open_fence(text: str) -> str:
         return text
     start, end = fences[-1].map
     opener = _FENCE.fullmatch(lines[start])
-    if opener is None:
-        return text  # an opener this pattern does not read: _is_safe decides
-    closer = _closer_for(opener)
+    closer = _closer_for(opener) if opener is not None else fences[-1].markup
     last = _FENCE.fullmatch(lines[end - 1]) if end - 1 > start else None
-    if last is not None and _closes(last, closer):
+    # The pattern reads a line indented by four spaces as a closer, CommonMark does not.
+    if last is not None and _closes(last, closer) and _followed_by_prose(text):
         return text
     return f"{text}\n{closer}"
 

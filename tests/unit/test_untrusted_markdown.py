@@ -65,6 +65,7 @@ BREAKOUTS = {
     "mention-after-empty-comment": "a<!-- -->@mona",
     "fence-left-open": "Try:\n\n~~~\n@org/team",
     "fence-left-open-in-quote": "> ```\n> x",
+    "fence-closed-too-deep": "```\ncode\n    ```",
 }
 
 
@@ -93,8 +94,9 @@ def test_a_safe_review_stays_as_it_is(review: str) -> None:
         "1. Fix:\n\n   ```\n   @decorator\n   ```",
         "~~~~\n```\n@decorator\n```\n~~~~",
         "Inline `@decorator` and ``a ` @b``.",
+        "    @decorator\n    def f(): ...",
     ],
-    ids=["fence", "indented", "quote", "list-item", "nested-fences", "code-spans"],
+    ids=["fence", "indented", "quote", "list-item", "nested-fences", "code-spans", "first-line"],
 )
 def test_code_stays_code_as_written(review: str) -> None:
     assert safe_markdown(review) == review
@@ -119,11 +121,42 @@ def test_escaping_an_html_block_makes_the_code_after_it_prose_and_that_is_escape
     assert safe == f"&lt;pre>\nx\n&lt;/pre>\n    `@org/team` <{ZWSP}details>"
 
 
-def test_what_the_code_span_pattern_misreads_is_caught_by_the_parser() -> None:
-    """A backtick in a link destination opens no code span: the mention is prose."""
-    safe = safe_markdown("[x](`) @org/team (`)")
+@pytest.mark.parametrize(
+    ("review", "expected"),
+    [
+        ("&#64;org/team", "`@org/team`"),
+        ("&#x40;mona and &commat;mona", "`@mona` and `@mona`"),
+        # a stray backtick could pair with the ones we add: the mention is broken instead, and
+        # the code span stays as written
+        ("`<b>` is fine\n\na ` b @org/team", f"`<b>` is fine\n\na ` b @{ZWSP}org/team"),
+        ("`x`@mona", f"`x`@{ZWSP}mona"),
+        ("@mona`x`", f"@{ZWSP}mona`x`"),
+    ],
+)
+def test_mentions_are_neutralised_however_they_are_spelt(review: str, expected: str) -> None:
+    assert safe_markdown(review) == expected
 
-    assert f"@{ZWSP}org/team" in safe
+
+def test_a_closer_indented_four_spaces_closes_nothing_so_one_is_added() -> None:
+    assert safe_markdown("```\ncode\n    ```") == "```\ncode\n    ```\n```"
+
+
+@pytest.mark.parametrize(
+    ("review", "expected"),
+    [
+        ("[x](`) @org/team (`)", f"[x](`) @{ZWSP}org/team (`)"),
+        ("[x](`) <b>bold (`)", "[x](`) &lt;b>bold (`)"),
+    ],
+)
+def test_what_the_code_span_pattern_misreads_is_caught_by_the_parser(
+    review: str, expected: str
+) -> None:
+    """A backtick in a link destination opens no code span: what follows is prose."""
+    assert safe_markdown(review) == expected
+
+
+def test_a_fence_left_open_in_a_quote_is_closed_there_even_after_another_fence_line() -> None:
+    assert safe_markdown("> ```\n> ~~~") == "> ```\n> ~~~\n> ```"
 
 
 def test_without_escaping_passes_the_whole_review_becomes_one_code_block(
