@@ -9,7 +9,6 @@ fast.
 from __future__ import annotations
 
 import dataclasses
-import shutil
 import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -39,6 +38,7 @@ from memory_action.saving import save
 from memory_action.scope import compute_scope
 from memory_action.settings import Settings
 from memory_action.store.base import RestoreResult
+from memory_action.trees import remove_tree
 
 if TYPE_CHECKING:
     from memory_action.review.engine import ReviewResult
@@ -141,11 +141,10 @@ def _as_files(text: str) -> dict[str, str]:
 
 def clear_folder(folder: Path) -> None:
     """Memory comes only from the store: whatever the checkout has at ``memory_path`` (a pull
-    request could plant a file there) is removed before the restore."""
-    if folder.is_symlink() or folder.is_file():
-        folder.unlink()
-    elif folder.is_dir():
-        shutil.rmtree(folder)
+    request could plant a file there, a link or a tree of any depth) is removed before the
+    restore, without following links or recursing."""
+    if folder.is_symlink() or folder.exists():
+        remove_tree(folder)
 
 
 def _empty_start() -> StartingMemory:

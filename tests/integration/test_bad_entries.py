@@ -24,7 +24,7 @@ from memory_action.store.local import LocalDirectoryStore
 from memory_action.trees import discard_tree
 from tests.fakes.cache_harness import default_tuning, fast_tuning
 from tests.fakes.cache_service import CREATE, FakeCacheService
-from tests.fakes.deep_tree import deep_name
+from tests.fakes.deep_tree import deep_name, make_deep_tree
 from tests.fakes.github_api import FakeGitHub
 from tests.fakes.runner import ActionRunner, CacheRunner, RunOutcome, push_event
 from tests.fakes.scripted_model import ScriptedChatModel, tool_call
@@ -214,3 +214,16 @@ def test_a_cache_entry_that_is_not_utf8_is_cache_trouble(
     assert "(No memory loaded)" in model.system_prompts[0]
     assert leftovers(runner.workspace) == []
     assert service.requests_to(CREATE) == []
+
+
+def test_a_tree_thousands_of_folders_deep_planted_at_memory_path_is_cleared(tmp: Path) -> None:
+    """A pull request can put anything at memory_path in the checkout: it is removed before the
+    restore without recursion, and the run goes on."""
+    runner = ActionRunner(tmp)
+    runner.workspace.mkdir(parents=True)
+    make_deep_tree(runner.workspace / ".agent-memory", 2_000)
+
+    outcome = push(runner, writes(LESSON))
+
+    assert outcome.outputs["saved_key"]
+    assert (runner.workspace / ".agent-memory" / "AGENTS.md").read_text() == LESSON
