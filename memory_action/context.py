@@ -131,6 +131,11 @@ def read_event(path: str | None) -> dict[str, Any]:
         raise EventError(f"The event file {path} cannot be read: {exc.strerror}.") from None
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise EventError(f"The event file {path} is not valid JSON: {exc}.") from None
+    except RecursionError:  # the parser recurses once per level of [ or {
+        raise EventError(
+            f"The event file {path} has arrays or objects nested deeper than the parser reads; "
+            "GitHub's payloads never are."
+        ) from None
     if not isinstance(payload, dict):
         raise EventError(f"The event file {path} does not hold a JSON object.")
     return payload

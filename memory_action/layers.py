@@ -15,6 +15,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from memory_action.errors import MemoryFileError
 from memory_action.memory.merge import Head, merge_heads, merge_text
 from memory_action.memory.provenance import Provenance
 from memory_action.memory.provenance import entries as memory_lines
@@ -66,10 +67,16 @@ def fetch(
     """Restore into ``folder`` (a scratch folder) and read what came back, with any secret in
     it redacted: restored memory is untrusted, and nothing in it may travel on."""
     result = store.restore(keys, folder)
-    if not result.hit:
+    if not result.hit or result.matched_key is None:
         return Fetched(result)
-    removed = tuple(sanitize_folder(folder))
-    text, found = redact(read_memory(folder, f"the cache entry {result.matched_key}"), masked)
+    key = result.matched_key
+    try:
+        removed = tuple(sanitize_folder(folder))
+        raw = read_memory(folder, f"the memory entry {key}")
+    except (MemoryFileError, OSError) as exc:
+        why = "its AGENTS.md is not UTF-8 text" if isinstance(exc, MemoryFileError) else str(exc)
+        return Fetched(RestoreResult.refused(key, why, store.name, result.note))
+    text, found = redact(raw, masked)
     state = load_state(folder)
     if state is not None:
         base, found_in_base = redact(state.base, masked)
@@ -90,12 +97,18 @@ def fetch(
 
 @dataclass(frozen=True)
 class Committed:
-    newest: Fetched
+    newest: Fetched  # the newest entry, even when it could not be used (then: no save)
     text: str  # every head merged
     holds: frozenset[str]  # the keys whose content ``text`` holds
     provenance: Provenance
     notes: tuple[str, ...] = ()
     secrets: tuple[str, ...] = ()  # kinds of secrets redacted from the heads merged
+    used: Fetched | None = None  # the older entry read instead of a newest that was refused
+
+    @property
+    def started_from(self) -> Fetched:
+        """The entry ``text`` starts from: the newest, or the older one read instead."""
+        return self.used if self.used is not None else self.newest
 
 
 @dataclass(frozen=True)
@@ -108,6 +121,15 @@ class StartingMemory:
     text: str  # what the agent starts from
     provenance: Provenance
     notes: tuple[str, ...]
+
+    @property
+    def unread(self) -> tuple[str, ...]:
+        """Why memory saved before could not be read (once each). A save now would hide it, so
+        a run with any of these does not save."""
+        results = [self.restored, self.committed.newest.result]
+        if self.overlay is not None:
+            results.append(self.overlay.result)
+        return tuple(dict.fromkeys(r.warning for r in results if r.warning is not None))
 
     @property
     def layer_text(self) -> str:
@@ -142,8 +164,11 @@ def restore_layers(
         merged = merge_text(base, committed.text, overlay.text)
         text, provenance = merged.text, merge_provenance(overlay.provenance, provenance)
         notes.append("re-applied this pull request's memory on top of the committed memory")
-    restored = overlay.result if overlay is not None and overlay.key else committed.newest.result
-    results = [committed.newest.result, *([overlay.result] if overlay is not None else [])]
+    restored = (
+        overlay.result if overlay is not None and overlay.key else committed.started_from.result
+    )
+    results = [committed.newest.result, committed.started_from.result]
+    results += [overlay.result] if overlay is not None else []
     notes.extend(dict.fromkeys(result.note for result in results if result.note is not None))
     found = [*committed.secrets, *(overlay.secrets if overlay is not None else ())]
     if found:
@@ -164,23 +189,43 @@ def restore_committed(layers: LayerStore, scope: MemoryScope) -> Committed:
     newest = fetch(
         layers.store, RestoreKeys(scope.committed_prefix), layers.scratch / "newest", layers.masked
     )
-    if newest.key is None:
+    refused = newest.result.unusable
+    used = _older_usable(layers, scope, refused) if refused is not None else None
+    start = used if used is not None else newest
+    if start.key is None:
         return Committed(newest, "", frozenset(), Provenance({}))
-    heads, not_listed = _heads(layers, scope, newest)
+    heads, not_listed = _heads(layers, scope, start, frozenset({refused} if refused else ()))
     if len(heads) <= 1:
         notes = (NOT_LISTED_NOTE,) if not_listed else ()
         return Committed(
-            newest, newest.text, newest.holds(), newest.provenance, notes, newest.secrets
+            newest, start.text, start.holds(), start.provenance, notes, start.secrets, used
         )
     merged = merge_heads([Head(h.text, _base_of(h), h.key or "", created) for h, created in heads])
-    provenance = newest.provenance
+    provenance = start.provenance
     holds: frozenset[str] = frozenset()
     for head, _ in heads:
         provenance = merge_provenance(provenance, head.provenance)
         holds |= head.holds()
     note = f"merged {len(heads)} committed memory entries saved by runs that raced"
     secrets = tuple(kind for head, _ in heads for kind in head.secrets)
-    return Committed(newest, merged.text, holds, provenance, (note,), secrets)
+    return Committed(newest, merged.text, holds, provenance, (note,), secrets, used)
+
+
+def _older_usable(layers: LayerStore, scope: MemoryScope, refused: str) -> Fetched | None:
+    """The newest committed entry but ``refused`` that can be used, or None (none, or the
+    entries may not be listed). Its content is read for the agent; the run still does not save,
+    because that would hide the refused entry."""
+    if layers.lister is None or not scope.committed_prefix:
+        return None
+    listed = layers.lister(scope.committed_ref).list_entries(scope.committed_prefix)
+    for number, entry in enumerate(sorted(listed or [], key=lambda e: e.created, reverse=True)):
+        if entry.key == refused:
+            continue
+        folder = layers.scratch / f"older-{number}"
+        fetched = fetch(layers.store, RestoreKeys(entry.key), folder, layers.masked)
+        if fetched.key == entry.key:
+            return fetched
+    return None
 
 
 def _base_of(entry: Fetched) -> str:
@@ -188,10 +233,10 @@ def _base_of(entry: Fetched) -> str:
 
 
 def _heads(
-    layers: LayerStore, scope: MemoryScope, newest: Fetched
+    layers: LayerStore, scope: MemoryScope, newest: Fetched, refused: frozenset[str] = frozenset()
 ) -> tuple[list[tuple[Fetched, float]], bool]:
-    """Entries of the committed prefix that no other entry holds (the newest always counts),
-    and whether the listing was refused.
+    """Entries of the committed prefix that no other entry holds (the newest always counts;
+    ``refused`` ones are not read again), and whether the listing was refused.
 
     Every listed entry is considered, newest first; one that an entry already read holds is
     skipped before it is downloaded (its content is in that entry).
@@ -206,7 +251,7 @@ def _heads(
     entries: list[tuple[Fetched, float]] = []
     held: frozenset[str] = frozenset()
     for number, entry in enumerate(sorted(listed, key=lambda e: e.created, reverse=True)):
-        if entry.key in held:
+        if entry.key in held or entry.key in refused:
             continue
         if entry.key == newest.key:
             fetched = newest

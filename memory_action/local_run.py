@@ -20,7 +20,6 @@ from collections.abc import Mapping
 from pathlib import Path, PurePosixPath
 
 from memory_action import pipeline
-from memory_action.agent.models import API_KEY_VARIABLES
 from memory_action.context import PullRequestRef, RunContext, Trust
 from memory_action.errors import InputError, MemoryFileError
 from memory_action.gha import Workflow
@@ -30,7 +29,13 @@ from memory_action.local_memory import open_store
 from memory_action.main import mask_secrets, model_factory
 from memory_action.publish import figures_of
 from memory_action.pull_request import PullRequestReader
-from memory_action.settings import Secret, Settings, parse_settings
+from memory_action.settings import (
+    API_KEY_VARIABLES,
+    Secret,
+    Settings,
+    parse_settings,
+    provider_api_key,
+)
 from memory_action.store.hygiene import LocalLayerAdmin
 
 TOKEN_VARIABLES = ("GITHUB_TOKEN", "GH_TOKEN")
@@ -68,7 +73,7 @@ def check_model_credentials(settings: Settings, env: Mapping[str, str]) -> None:
             "(e.g. GITHUB_TOKEN=$(gh auth token)), or pick another --model."
         )
     variable = API_KEY_VARIABLES.get(provider)
-    if variable and not (settings.model_api_key or env.get(variable, "").strip()):
+    if variable and not provider_api_key(settings, env):
         hint = " (any value if the server needs none)" if settings.model_base_url else ""
         raise InputError(
             f"model={spec} needs an API key: set {API_KEY_VARIABLE} or {variable}{hint}."

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 from memory_action.context import RunContext, load_context, read_event, settle_trust
 from memory_action.errors import MemoryActionError, UnsupportedEvent
 from memory_action.gha import Workflow
-from memory_action.settings import Settings, parse_settings
+from memory_action.settings import Settings, check_credentials, parse_settings
 
 if TYPE_CHECKING:
     from langchain_core.language_models import BaseChatModel
@@ -57,6 +57,7 @@ def _run_action(
     settings = parse_settings(env)
     mask_secrets(settings, workflow)
     context = load_context(env, read_event(env.get("GITHUB_EVENT_PATH")))
+    check_credentials(settings, env)  # after load_context: an unhandled event needs none
     from memory_action import pipeline  # noqa: PLC0415 - keep unhandled events fast
     from memory_action.github import GitHubClient  # noqa: PLC0415
 

@@ -9,7 +9,6 @@ fast.
 from __future__ import annotations
 
 import dataclasses
-import shutil
 import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -41,6 +40,7 @@ from memory_action.saving import save
 from memory_action.scope import compute_scope
 from memory_action.settings import Mode, Settings
 from memory_action.store.base import RestoreResult
+from memory_action.trees import remove_tree
 
 if TYPE_CHECKING:
     from memory_action.review.engine import ReviewResult
@@ -144,11 +144,10 @@ def _as_files(text: str) -> dict[str, str]:
 
 def clear_folder(folder: Path) -> None:
     """Memory comes only from the store: whatever the checkout has at ``memory_path`` (a pull
-    request could plant a file there) is removed before the restore."""
-    if folder.is_symlink() or folder.is_file():
-        folder.unlink()
-    elif folder.is_dir():
-        shutil.rmtree(folder)
+    request could plant a file there, a link or a tree of any depth) is removed before the
+    restore, without following links or recursing."""
+    if folder.is_symlink() or folder.exists():
+        remove_tree(folder)
 
 
 def _empty_start() -> StartingMemory:
@@ -176,12 +175,11 @@ def restore(the_plan: Plan) -> StartingMemory:
 
 def _log_restore(the_plan: Plan, start: StartingMemory) -> None:
     log, restored = the_plan.log, start.restored
-    warnings = [w for w in (restored.warning, start.committed.newest.result.warning) if w]
-    for warning in dict.fromkeys(warnings):
+    for warning in start.unread:
         log.warning(f"Memory was not restored: {warning}")
     if restored.hit:
         log.info(f"Restored memory from key {restored.matched_key}")
-    elif not warnings:
+    elif not start.unread:
         log.info(f"No memory saved yet for {the_plan.scope.description}")
     for note in start.notes:
         log.info(f"Memory: {note}")

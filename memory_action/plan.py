@@ -9,16 +9,16 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Protocol
 
 from memory_action.context import RunContext
-from memory_action.errors import InputError
+from memory_action.errors import InputError, MemoryFileError
 from memory_action.gha import Workflow
 from memory_action.layers import LayerStore, StartingMemory
 from memory_action.memory.provenance import Provenance, Stamp
 from memory_action.memory.scrub import RefusalLog
-from memory_action.memory.sources import MemoryFiles, MemorySource
+from memory_action.memory.sources import MemoryFiles, MemorySource, find_symlink
 from memory_action.pull_request import PullRequestCommenter, PullRequestReader
 from memory_action.scope import Layer, MemoryScope
 from memory_action.settings import Mode, Settings
@@ -85,7 +85,18 @@ class Plan:
 
     @property
     def folder(self) -> Path:
-        return self.files.host_path(self.settings.memory_path)
+        """The memory folder, which the run clears and writes: every use checks the folders on
+        its way in the checkout (a pull request can commit ``cfg -> /elsewhere``). The folder
+        itself may be a link only until ``pipeline.clear_folder`` removes it."""
+        relative = self.settings.memory_path
+        unsafe = _unsafe_parent(self.files.workspace, relative)
+        if unsafe:
+            raise MemoryFileError(
+                f"memory_path {relative.as_posix()} cannot be used: {unsafe} in the checkout, "
+                "and memory is cleared and written only in plain folders; choose another "
+                "memory_path or change that path in the repository."
+            )
+        return self.files.host_path(relative)
 
     @property
     def log(self) -> Workflow:
@@ -158,6 +169,20 @@ class RunResult:
                 "files_skipped": str(self.review.files_skipped),
             }
         return outputs
+
+
+def _unsafe_parent(workspace: Path, relative: PurePosixPath) -> str:
+    """Why the folders above ``relative`` could send a write elsewhere ("" when they cannot):
+    one is a symlink, or a file stands where a folder would be made."""
+    link = find_symlink(workspace, relative.parent)
+    if link is not None:
+        return f"{link.as_posix()} is a symlink"
+    for depth in range(1, len(relative.parts)):
+        above = PurePosixPath(*relative.parts[:depth])
+        host = workspace.joinpath(*above.parts)
+        if host.exists() and not host.is_dir():
+            return f"{above.as_posix()} is not a folder"
+    return ""
 
 
 def resolve_mode(settings: Settings, context: RunContext) -> Mode:

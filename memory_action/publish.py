@@ -289,7 +289,7 @@ def write_summary(plan: Plan, outcome: Outcome) -> None:
             ),
             restore_hit=outcome.start.restored.hit,
             matched_key=outcome.start.restored.matched_key,
-            restore_warning=outcome.start.restored.warning,
+            restore_warning="; ".join(outcome.start.unread) or None,
             memory_diff=_safe(plan, outcome.memory_diff),
             save_note=_summary_save_note(plan, outcome),
             review_markdown=_review_text(plan, outcome),

@@ -1,20 +1,9 @@
 """The sticky pull request comment and the job summary, rendered from plain data (no I/O).
 
-What the model wrote is untrusted Markdown. ``safe_markdown`` makes it harmless to post:
-
-- ``@user`` and ``@org/team`` outside code become inline code: GitHub notifies everyone mentioned
-  in a comment, and a bot should not ping people (``@pytest.fixture`` would ping user "pytest").
-  Code spans and fenced blocks are left alone: GitHub does not notify from code.
-- Raw HTML outside code is escaped (``&lt;``): an unclosed ``<details>``, ``<!--`` or ``<b>``
-  would hide or restyle everything after it, the memory section included. A code fence left
-  open is closed (in its list item or quote, if it opened there).
-- Inside code, what would still act if GitHub read that code as prose (``<details>``,
-  ``<summary>``, HTML blocks at a line start) gets a zero-width space after ``<``: this module's
-  reading of the Markdown is close to GitHub's, not identical, and must fail safe.
-- ``<!-- memory-agent:`` is broken everywhere (also in the memory diff), so no text we post can
-  carry a marker: the sticky comment of one agent cannot be spoofed by another's text. The words
-  ``memory-agent:proposal`` and ``memory-agent:item`` are broken too, in prose and in code: the
-  model cannot forge the proposal block or a checkbox of ``memory.proposals``.
+What the model wrote is untrusted Markdown: ``untrusted_markdown.safe_markdown`` makes it harmless
+to post (mentions, raw HTML, fences left open, our markers), reading it with a CommonMark parser.
+The memory diff is posted in a fence no line of it can close, with its markers broken: the sticky
+comment of one agent cannot be spoofed by another's text.
 
 The comment may carry the proposal of ``memory.proposals`` (a checklist people can veto and a
 machine-readable block). It is ours, not the model's, and is inserted verbatim and never cut; it
@@ -32,6 +21,16 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import cache
 from importlib import resources
+
+from memory_action.untrusted_markdown import (
+    break_markers,
+    code_span,
+    fence,
+    safe_markdown,
+    safe_prose,
+)
+
+__all__ = ["break_markers", "safe_markdown"]  # also used from here (memory.proposals, tests)
 
 COMMENT_LIMIT = 65_536  # GitHub refuses a longer comment body
 # GitHub refuses a step summary over 1 MiB; leave room for the error lines main() may append.
@@ -190,7 +189,7 @@ def _memory_section(note: str, diff: str) -> str:
         return f"**Memory:** {note or 'No memory changes.'}"
     details = (
         "<details><summary>Memory changes in this run</summary>\n\n"
-        f"{_fenced(diff, 'diff')}\n\n</details>"
+        f"{fence(diff, 'diff')}\n\n</details>"
     )
     return f"**Memory:** {note}\n\n{details}" if note else details
 
@@ -224,7 +223,7 @@ def render_summary(summary: SummaryInput) -> str:
     }
 
     def build(review: str, diff: str) -> str:
-        diff_text = _fenced(diff, "diff") if diff else "No memory changes."
+        diff_text = fence(diff, "diff") if diff else "No memory changes."
         return _template("summary.md", **fields, review=_join(review, proposal), diff=diff_text)
 
     review = safe_markdown(summary.review_markdown) or "_The agent wrote no review._"
@@ -274,125 +273,8 @@ def _human_size(size: int) -> str:
     return f"{size / (1024 * 1024):.1f} MiB"
 
 
-# --- making untrusted Markdown safe -------------------------------------------------------------
-
-# A fence line, also inside list items and block quotes (the prefix before the run).
-_FENCE = re.compile(r"((?:[ \t]*(?:>|(?:[-+*]|\d{1,9}[.)])(?=[ \t])))*[ \t]*)(`{3,}|~{3,})(.*)")
-_LIST_MARKER = re.compile(r"[-+*]|\d{1,9}[.)]")
-# An inline code span: not escaped, not across a blank line (a span never crosses paragraphs).
-_CODE_SPAN = re.compile(r"(?<![`\\])(`+)(?!`)(?:[^\n]|\n(?![ \t]*\n))*?(?<!`)\1(?!`)")
-# Prose: any raw HTML (a tag, comment, declaration, processing instruction); not an autolink.
-_TAG_START = re.compile(r"<(?=[A-Za-z/!?])(?![A-Za-z][A-Za-z0-9+.-]{1,31}:[^\s<>]*>)")
-# Code: the HTML that would still act if GitHub read this "code" as prose.
-_DETAILS_TAG = re.compile(r"<(?=/?(?:details|summary)\b)", re.I)
-_HTML_BLOCK_START = re.compile(
-    r"^([ \t>*+\-.)\d]*)<(?=[!?]|(?:pre|script|style|textarea)\b)", re.I | re.M
-)
-# A GitHub mention with its dotted tail (``@pytest.fixture``); not an e-mail, not escaped.
-_MENTION = re.compile(r"(?<![\w`/\\])@[A-Za-z0-9][A-Za-z0-9-]*(?:[./][A-Za-z0-9_][\w-]*)*")
-_MARKER_START = re.compile(r"<!--(?=\s*memory-agent:)", re.I)
-# The words of the proposal block and its checkboxes (memory.proposals), even without "<!--".
-_PROPOSAL_WORD = re.compile(r"memory-agent(?=\s*:\s*(?:proposal|item))", re.I)
-_ZWSP = "\u200b"
-
-
-def safe_markdown(text: str) -> str:
-    """Model-written Markdown made safe to post (see the module docstring)."""
-    chunks, _ = _split_fences(text.strip())
-    safe = "".join(_escape_code(c) if is_code else _safe_prose(c) for is_code, c in chunks)
-    return _close_fence(safe)
-
-
-def break_markers(text: str) -> str:
-    """Break every ``<!-- memory-agent:`` with a zero-width space, so it is no marker any more.
-
-    ``memory-agent:proposal`` and ``memory-agent:item`` get one too, wherever they are.
-    """
-    return _break_proposal_words(_MARKER_START.sub(f"<!-{_ZWSP}-", text))
-
-
-def _break_proposal_words(text: str) -> str:
-    return _PROPOSAL_WORD.sub(lambda m: m.group(0) + _ZWSP, text)
-
-
-def _safe_prose(text: str) -> str:
-    pieces: list[str] = []
-    last = 0
-    for span in _CODE_SPAN.finditer(text):
-        pieces += [_escape_prose(text[last : span.start()]), _escape_code(span.group(0))]
-        last = span.end()
-    pieces.append(_escape_prose(text[last:]))
-    return "".join(pieces)
-
-
-def _escape_prose(text: str) -> str:
-    text = _break_proposal_words(_TAG_START.sub("&lt;", text))
-    return _MENTION.sub(lambda m: f"`{m.group(0)}`", text)
-
-
-def _escape_code(text: str) -> str:
-    """Code as written, but with what could act as HTML if GitHub parsed it as prose broken.
-
-    A zero-width space after ``<`` is invisible in code, and makes it no tag: so a code block
-    this module reads differently from GitHub still cannot hide or wrap the memory section.
-    """
-    text = _DETAILS_TAG.sub(f"<{_ZWSP}", text)
-    text = _HTML_BLOCK_START.sub(rf"\1<{_ZWSP}", text)
-    return break_markers(text)
-
-
-def _split_fences(text: str) -> tuple[list[tuple[bool, str]], str | None]:
-    """Split into (is_code, chunk) by fenced code blocks; also the closer of a fence left open."""
-    chunks: list[tuple[bool, str]] = []
-    current: list[str] = []
-    closer: str | None = None
-    for line in text.splitlines(keepends=True):
-        match = _FENCE.fullmatch(line.rstrip("\r\n"))
-        if closer is None and match and _opens(match):
-            chunks.append((False, "".join(current)))
-            current = [line]
-            closer = _closer_for(match)
-        elif closer is not None and match and _closes(match, closer):
-            chunks.append((True, "".join([*current, line])))
-            current = []
-            closer = None
-        else:
-            current.append(line)
-    chunks.append((closer is not None, "".join(current)))
-    return [c for c in chunks if c[1]], closer
-
-
-def _opens(match: re.Match[str]) -> bool:
-    _, run, info = match.groups()
-    return not (run[0] == "`" and "`" in info)  # a backtick in the info string: a code span
-
-
-def _closes(match: re.Match[str], closer: str) -> bool:
-    _, run, info = match.groups()
-    fence = closer.lstrip(" \t>")
-    return run[0] == fence[0] and len(run) >= len(fence) and not info.strip()
-
-
-def _closer_for(match: re.Match[str]) -> str:
-    """The opener's container prefix (list markers as spaces) and fence: closes it in place."""
-    prefix, run, _ = match.groups()
-    return _LIST_MARKER.sub(lambda m: " " * len(m.group(0)), prefix) + run
-
-
-def _close_fence(text: str) -> str:
-    _, closer = _split_fences(text)
-    return f"{text}\n{closer}" if closer else text
-
-
-def _fenced(text: str, info: str) -> str:
-    """A fenced block that no line of ``text`` can close: the fence outruns every backtick run."""
-    runs = [len(r) for r in re.findall(r"`+", text)]
-    fence = "`" * max(3, max(runs, default=0) + 1)
-    return f"{fence}{info}\n{text}\n{fence}"
-
-
 def _safe_line(text: str) -> str:
-    return _safe_prose(_one_line(text)[:_NOTE_LIMIT])
+    return safe_prose(_one_line(text)[:_NOTE_LIMIT])
 
 
 def _one_line(text: str | None) -> str:
@@ -401,10 +283,7 @@ def _one_line(text: str | None) -> str:
 
 def _code(text: str) -> str:
     """Inline code that holds any text (backticks included)."""
-    text = _one_line(text)
-    ticks = "`" * (max((len(r) for r in re.findall(r"`+", text)), default=0) + 1)
-    pad = " " if text.startswith("`") or text.endswith("`") else ""
-    return f"{ticks}{pad}{text}{pad}{ticks}"
+    return code_span(_one_line(text))
 
 
 def _cell(text: str) -> str:
@@ -459,7 +338,7 @@ def _cut_review(review: str, room: int, budget: _Budget) -> str:
     room -= budget.size(suffix)
     head_room = room
     while head_room > 0:
-        head = _close_fence(_prefix_at_boundary(review, head_room, budget.size).rstrip())
+        head = safe_markdown(_prefix_at_boundary(review, head_room, budget.size))
         overflow = budget.size(head) - room  # closing a fence the cut left open takes room
         if overflow <= 0:
             return f"{head}{suffix}" if head else suffix.strip()

@@ -97,7 +97,7 @@ def _why_not_save(the_plan: Plan, start: StartingMemory, *, changed: bool) -> st
         return "enable_memory is false"
     if not changed:
         return "the agent did not change it"  # nor the findings ledger
-    if start.restored.failed or start.committed.newest.result.failed:
+    if start.unread:
         return "memory could not be restored, and saving now would hide the memory saved before"
     if not scope.may_write or scope.save_key is None:
         return scope.write_note or "this run may not write memory"

@@ -59,6 +59,8 @@ T = TypeVar("T")
 EnumT = TypeVar("EnumT", bound=enum.StrEnum)
 
 PROVIDERS = ("github", "openai", "anthropic")
+# The environment variable each provider's own tools read its API key from.
+API_KEY_VARIABLES = {"openai": "OPENAI_API_KEY", "anthropic": "ANTHROPIC_API_KEY"}
 
 
 @dataclass(frozen=True)
@@ -117,6 +119,15 @@ class Settings:
 
 
 AGENT_NAME = re.compile(r"[A-Za-z0-9._-]{1,64}")
+# A model name as providers spell them (``openai/gpt-4.1``, ``ft:gpt-4o:acme::id``, ``llama3:8b``):
+# no space or control character, which could end the ``::error::`` or log line it is shown in.
+MODEL_NAME = re.compile(r"[A-Za-z0-9._:/@+-]{1,200}")
+# memory_path is cleared and written by the run: each folder name is plain ASCII (no ``~``, no
+# space or control character), and it never reaches into what version control or GitHub read.
+MEMORY_PATH_PART = re.compile(r"[A-Za-z0-9._-]{1,64}")
+MEMORY_PATH_MAX = 200
+VCS_FOLDERS = frozenset({".git", ".hg", ".svn", ".bzr", "_darcs", ".jj", ".sl", "cvs"})
+CHECKOUT_FILES = frozenset({".github", ".gitattributes", ".gitignore", ".gitmodules"})
 MAX_MEMORY_KB = (1, 1024)
 TIMEOUT_MINUTES = (1, 360)
 MAX_INPUT_TOKENS = (2_000, 2_000_000)
@@ -170,6 +181,31 @@ def parse_workspace_path(name: str, raw: str) -> PurePosixPath:
     return path
 
 
+def parse_memory_path(raw: str) -> PurePosixPath:
+    """A folder the run may safely clear and write (see ``MEMORY_PATH_PART``); a long bad value
+    is shown shortened."""
+    value = raw.strip()
+    path = PurePosixPath(value)
+    names = [part.lower() for part in path.parts]
+    plain = (
+        0 < len(value) <= MEMORY_PATH_MAX
+        and all(MEMORY_PATH_PART.fullmatch(part) for part in path.parts)  # no "/" part
+        and ".." not in names
+        and not VCS_FOLDERS.intersection(names)
+    )
+    if plain and names and names[-1] not in CHECKOUT_FILES:
+        return path
+    shown = value if len(value) <= 80 else f"{value[:60]}… ({len(value):,} characters)"
+    raise _bad(
+        "memory_path",
+        shown,
+        f"a relative path inside the workspace, without '..', of at most {MEMORY_PATH_MAX} "
+        "characters, whose folder names are letters, digits, '.', '_' and '-' (no '~', space "
+        "or line break), never a version control folder such as .git nor .github itself; "
+        "e.g. .agent-memory",
+    )
+
+
 def parse_sources(raw: str) -> tuple[str, ...]:
     sources = tuple(line.strip() for line in raw.splitlines() if line.strip())
     for source in sources:
@@ -180,12 +216,13 @@ def parse_sources(raw: str) -> tuple[str, ...]:
 def parse_model(raw: str) -> ModelSpec:
     value = raw.strip()
     provider, sep, name = value.partition(":")
-    if sep and provider.lower() in PROVIDERS and name.strip():
+    if sep and provider.lower() in PROVIDERS and MODEL_NAME.fullmatch(name.strip()):
         return ModelSpec(provider.lower(), name.strip())
     raise _bad(
         "model",
         raw,
-        "provider:model with provider github, openai or anthropic, e.g. " + DEFAULT_MODEL,
+        "provider:model with provider github, openai or anthropic and a model name of "
+        "letters, digits and . _ : / @ + - (no space or line break), e.g. " + DEFAULT_MODEL,
     )
 
 
@@ -256,9 +293,7 @@ def parse_settings(env: Mapping[str, str]) -> Settings:
             "memory_scope", lambda r: parse_enum("memory_scope", r, ScopeKind), ScopeKind.REPO
         ),
         agent_name=pick("agent_name", parse_agent_name, defaults.agent_name),
-        memory_path=pick(
-            "memory_path", lambda r: parse_workspace_path("memory_path", r), defaults.memory_path
-        ),
+        memory_path=pick("memory_path", parse_memory_path, defaults.memory_path),
         memory_sources=pick("memory_sources", parse_sources, defaults.memory_sources),
         github_token=Secret((get("github_token") or "").strip()),
         model=model,
@@ -277,3 +312,31 @@ def parse_settings(env: Mapping[str, str]) -> Settings:
         ),
         exclude=pick("exclude", parse_exclude, ()),
     )
+
+
+def provider_api_key(settings: Settings, env: Mapping[str, str]) -> str:
+    """The model's API key: the ``model_api_key`` input, else the provider's own variable
+    (``API_KEY_VARIABLES``); "" when neither is set or the provider takes none (github)."""
+    variable = API_KEY_VARIABLES.get(settings.model.provider)
+    if variable is None:
+        return ""
+    return settings.model_api_key.reveal() or env.get(variable, "").strip()
+
+
+def check_credentials(settings: Settings, env: Mapping[str, str]) -> None:
+    """The rules between inputs, checked before any network call: the action always talks to
+    GitHub with ``github_token``, and an ``openai:`` or ``anthropic:`` model needs a key."""
+    if not settings.github_token:
+        raise InputError(
+            "Input 'github_token' is empty: the action reads the pull request and posts its "
+            "comment with it (and github: models run on it); use the default "
+            "${{ github.token }}, as a secret is empty in runs for pull requests from forks."
+        )
+    variable = API_KEY_VARIABLES.get(settings.model.provider)
+    if variable is not None and not provider_api_key(settings, env):
+        hint = " (any non-empty value if the server needs none)" if settings.model_base_url else ""
+        raise InputError(
+            f"Input 'model_api_key' is empty and {variable} is not set, but model="
+            f"{settings.model} needs an API key{hint}: e.g. model_api_key: "
+            f"${{{{ secrets.{variable} }}}}."
+        )

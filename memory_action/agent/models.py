@@ -14,7 +14,7 @@ from collections.abc import Mapping, MutableMapping
 from typing import TYPE_CHECKING, Any
 
 from memory_action.errors import AgentError
-from memory_action.settings import Secret, Settings
+from memory_action.settings import API_KEY_VARIABLES, Secret, Settings, provider_api_key
 
 if TYPE_CHECKING:
     from langchain_core.language_models import BaseChatModel
@@ -22,8 +22,6 @@ if TYPE_CHECKING:
 GITHUB_MODELS_URL = "https://models.github.ai/inference"
 GITHUB_API_VERSION = "2022-11-28"
 DEFAULT_MAX_RETRIES = 2
-# The environment variable each provider's own tools read its API key from.
-API_KEY_VARIABLES = {"openai": "OPENAI_API_KEY", "anthropic": "ANTHROPIC_API_KEY"}
 
 # Env vars that turn LangSmith tracing on; langsmith reads the *_V2 ones before LANGSMITH_TRACING.
 _TRACING_SWITCHES = ("LANGSMITH_TRACING_V2", "LANGCHAIN_TRACING_V2", "LANGCHAIN_TRACING")
@@ -98,7 +96,7 @@ def _anthropic_kwargs(settings: Settings, env: Mapping[str, str]) -> dict[str, A
 
 
 def _api_key(settings: Settings, env: Mapping[str, str], env_name: str) -> str:
-    key = settings.model_api_key.reveal() or env.get(env_name, "").strip()
+    key = provider_api_key(settings, env)
     if key:
         return key
     hint = " (any non-empty value if the server needs none)" if settings.model_base_url else ""

@@ -48,6 +48,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 
 from memory_action.report import AGENT_NAME, PROPOSAL_LIMIT, safe_markdown
+from memory_action.untrusted_markdown import code_span
 
 Stamp = dict[str, str | int | None]
 
@@ -248,7 +249,7 @@ def _describe(item: ProposalItem) -> str:
 def _side(lines: tuple[str, ...]) -> str:
     """The first line that is not blank, shown safely, and how many more lines there are."""
     shown = next((line for line in lines if line.strip()), None)
-    text = _inline_code(_shown(shown)) if shown is not None else "_(blank line)_"
+    text = code_span(_shown(shown)) if shown is not None else "_(blank line)_"
     more = len(lines) - 1
     return f"{text} _(+{more} more {'line' if more == 1 else 'lines'})_" if more else text
 
@@ -264,13 +265,6 @@ def _shown(line: str) -> str:
     # Inline code shows "<" as is; the zero-width space makes it no tag and no marker for a
     # reader that does not see the code span (report.py does the same inside code).
     return text.replace("<", f"<{_ZWSP}")
-
-
-def _inline_code(text: str) -> str:
-    """A code span no backtick inside can close: the fence outruns every run."""
-    ticks = "`" * (max((len(r) for r in re.findall(r"`+", text)), default=0) + 1)
-    pad = " " if text.startswith("`") or text.endswith("`") else ""
-    return f"{ticks}{pad}{text}{pad}{ticks}"
 
 
 def task_states(body: str) -> dict[str, bool]:

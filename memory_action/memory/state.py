@@ -11,7 +11,6 @@ file that does not validate is ignored.
 from __future__ import annotations
 
 import json
-import shutil
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeGuard
@@ -19,6 +18,7 @@ from typing import Any, TypeGuard
 from memory_action.errors import MemoryFileError
 from memory_action.memory.review_ledger import ReviewLedger, parse_ledger
 from memory_action.memory.sources import normalise_text
+from memory_action.trees import remove_tree
 
 MEMORY_FILE = "AGENTS.md"
 PROVENANCE_FILE = "provenance.json"
@@ -97,21 +97,31 @@ def _is_text(value: object) -> TypeGuard[str]:
 
 
 def sanitize_folder(folder: Path) -> list[str]:
-    """Remove everything in a restored folder but the expected regular files; what was removed."""
-    if not folder.is_dir():
+    """Remove everything in a restored folder but the expected regular files; what was removed.
+
+    Only the two levels the expected files live on are listed; anything else is removed whole,
+    without recursion (an untrusted tree can be thousands of levels deep).
+    """
+    if folder.is_symlink() or not folder.is_dir():
         return []
+    removed = _keep_only(folder, "", EXPECTED_FILES)
+    state_dir = folder / STATE_DIR
+    if state_dir.is_dir() and not state_dir.is_symlink():
+        removed += _keep_only(state_dir, f"{STATE_DIR}/", EXPECTED_FILES)
+    return removed
+
+
+def _keep_only(folder: Path, prefix: str, expected: frozenset[str]) -> list[str]:
+    """Remove each entry of ``folder`` that is neither an expected regular file nor the
+    expected state folder; names come back prefixed with ``prefix``."""
     removed: list[str] = []
-    for path in sorted(folder.rglob("*"), key=lambda p: len(p.parts), reverse=True):
-        relative = path.relative_to(folder).as_posix()
-        if path.is_symlink() or (path.is_file() and relative not in EXPECTED_FILES):
-            path.unlink()
-            removed.append(relative)
-        elif path.is_dir() and not path.is_symlink() and relative != STATE_DIR:
-            shutil.rmtree(path)
-            removed.append(relative + "/")
-        elif not path.is_dir() and not path.is_file():
-            path.unlink()  # a fifo or device
-            removed.append(relative)
+    for child in sorted(folder.iterdir()):
+        name = prefix + child.name
+        if name in expected and child.is_file() and not child.is_symlink():
+            continue
+        if name == STATE_DIR and child.is_dir() and not child.is_symlink():
+            continue
+        removed += [prefix + path for path in remove_tree(child)]
     return removed
 
 

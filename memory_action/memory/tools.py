@@ -20,7 +20,13 @@ from pathlib import Path, PurePosixPath
 from langchain_core.tools import BaseTool, StructuredTool
 from pydantic import BaseModel, Field
 
-from memory_action.memory.scrub import RefusalLog, SecretFinding, describe, find_secrets
+from memory_action.memory.scrub import (
+    RefusalLog,
+    SecretFinding,
+    describe,
+    find_secrets,
+    replace_findings,
+)
 from memory_action.memory.sources import MemoryFiles, find_symlink, normalise_text
 
 _PATH_HELP = "Workspace-relative path of your writable memory file, as named in the guidelines."
@@ -244,15 +250,42 @@ _REDACTED_HINT = (
 
 
 def _secret_refusal(findings: list[SecretFinding], before: str, after: str, shown: str) -> str:
-    """What the model is told; it names the kinds of secret, never the values."""
+    """What the model is told: the kinds of secret and the lines holding them, never the values.
+
+    Naming the line lets the model rephrase a false positive (a hash, an id, an example) instead
+    of losing the whole edit.
+    """
     added = [f for f in findings if after[f.start : f.end] not in before]
     if added:
         return (
-            f"Refused: the new text contains what looks like {describe(added)}. Memory must "
-            "never hold secrets; write the rule without the value."
+            f"Refused: the new text contains what looks like {describe(added)} "
+            f"({_named_lines(added, after)}). Memory must never hold secrets; write the rule "
+            "without the value. If it is not a secret (a hash, an id, an example), rephrase that "
+            "line: leave the value out or describe it."
         )
     return (
         f"Refused: the new text still contains what looks like {describe(findings)}, which is "
-        f"already in {shown}. Memory must never hold secrets: leave the value out (rewrite the "
-        "file with write_file without it). Nothing was written."
+        f"already in {shown} ({_named_lines(findings, after)}). Memory must never hold secrets: "
+        "leave the value out (rewrite the file with write_file without it). Nothing was written."
     )
+
+
+_MAX_NAMED_LINES = 3
+_MAX_SHOWN_LINE = 120
+
+
+def _named_lines(findings: list[SecretFinding], text: str) -> str:
+    """``line 4: `- deploy with [REDACTED GitHub token]` `` for the first few lines found."""
+    redacted, marks = replace_findings(text, findings)
+    lines: dict[int, str] = {}
+    for finding, mark in zip(findings, marks, strict=True):
+        number = text.count("\n", 0, finding.start) + 1
+        start = redacted.rfind("\n", 0, mark) + 1
+        end = redacted.find("\n", mark)
+        line = redacted[start : len(redacted) if end == -1 else end].strip()
+        if len(line) > _MAX_SHOWN_LINE:
+            line = line[: _MAX_SHOWN_LINE - 3] + "..."
+        lines.setdefault(number, line)
+    named = [f"line {n}: `{line}`" for n, line in list(lines.items())[:_MAX_NAMED_LINES]]
+    more = len(lines) - _MAX_NAMED_LINES
+    return "; ".join(named) + (f"; and {more} more lines" if more > 0 else "")

@@ -19,11 +19,9 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 from memory_action.pull_request import ChangedFile
-from memory_action.report import break_markers, safe_markdown
 from memory_action.review.diff import Hunk, parse_patch
 from memory_action.review.findings import Finding, Side
-
-MIN_FENCE = 3
+from memory_action.untrusted_markdown import break_markers, fence, safe_markdown
 
 
 @dataclass(frozen=True)
@@ -95,8 +93,8 @@ def comment_body(finding: Finding) -> str:
 def suggestion_block(replacement: str) -> str:
     """A ```` ```suggestion ```` block whose fence is longer than any backtick run inside it."""
     text = break_markers(replacement.removesuffix("\n"))
-    fence = "`" * max(MIN_FENCE, _longest_run(text, "`") + 1)
-    return f"{fence}suggestion\n{text}\n{fence}" if text else f"{fence}suggestion\n{fence}"
+    # No line at all (not one empty line): the suggestion deletes the lines.
+    return fence(text, "suggestion") if text else "```suggestion\n```"
 
 
 def side_lines(hunks: Sequence[Hunk], side: Side) -> dict[int, DiffLine]:
@@ -123,11 +121,3 @@ def _walk(hunks: Sequence[Hunk], side: Side) -> Iterator[DiffLine]:
                 yield DiffLine(index, old, text)
             elif kind in (" ", "+") and side == "RIGHT":
                 yield DiffLine(index, new, text)
-
-
-def _longest_run(text: str, char: str) -> int:
-    longest = run = 0
-    for found in text:
-        run = run + 1 if found == char else 0
-        longest = max(longest, run)
-    return longest

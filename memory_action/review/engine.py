@@ -283,14 +283,17 @@ class ReviewEngine:
 
     def _answer(self, pr_header: str, progress: _Progress) -> str:
         """The review's summary: the one batch's, or the last request's from every part's."""
-        if progress.quota or len(progress.findings) <= 1:
+        if len(progress.findings) <= 1:
             return progress.findings[0][1].summary if progress.findings else ""
         findings = self._fit_findings(pr_header, progress.findings)
+        if progress.quota:  # no request is left to write the review: the findings as found
+            return _as_found(findings)
         message = synthesis_message(
             pr_header,
             findings,
             memory=self.setup.memory,
             budget_bytes=self.setup.memory_budget_bytes,
+            extra=self._extra,
         )
         try:
             return self._converse(message, self._calls_for(0, single=False), tools=[])[0]
@@ -299,7 +302,7 @@ class ReviewEngine:
             progress.note = str(exc)
         except (RequestTooLargeError, AgentRunError) as exc:
             progress.note = f"The last request failed ({exc}); each part's summary is shown."
-        return "\n\n".join(f"**{files}**\n\n{text.strip()}" for files, text in findings)
+        return _as_found(findings)
 
     # -- planning ----------------------------------------------------------------------------
 
@@ -447,6 +450,11 @@ def _part_text(answer: BatchAnswer) -> str:
     lines = [answer.summary.strip() or "(no summary)"]
     lines += [f"- [{f.severity}] `{f.path}` line {f.line}: {f.title}" for f in answer.findings]
     return "\n".join(lines)
+
+
+def _as_found(findings: list[tuple[str, str]]) -> str:
+    """The batches' summaries under their files, when no last request can write the review."""
+    return "\n\n".join(f"**{files}**\n\n{text.strip()}" for files, text in findings)
 
 
 def _diff(batch: Batch) -> str:

@@ -20,6 +20,7 @@ import httpx
 from memory_action.errors import CacheError
 from memory_action.gha import Workflow
 from memory_action.store.archive import (
+    ArchiveError,
     ArchiveLimits,
     Compression,
     cache_version,
@@ -184,7 +185,13 @@ class ActionsCacheStore:
         with tempfile.TemporaryDirectory(prefix="memory-cache-", dir=self._config.temp_dir) as tmp:
             archive = Path(tmp) / ARCHIVE_NAMES[found.compression]
             hit = self._download(keys, found, archive)
-            extract_archive(archive, found.compression, self._relative, folder, self._tuning.limits)
+            try:
+                extract_archive(
+                    archive, found.compression, self._relative, folder, self._tuning.limits
+                )
+            except ArchiveError as exc:  # the entry was read whole: what it holds is refused
+                why = self._safe(str(exc))
+                return RestoreResult.refused(hit.matched_key, why, self.name)
         fix_ownership(folder, self._config.workspace)
         label = "Cache hit for" if hit.matched_key == keys.primary else "Cache hit for restore-key"
         self._workflow.info(f"{label}: {hit.matched_key}")

@@ -24,12 +24,11 @@ import os
 import pwd
 import re
 import secrets
-import shutil
 import stat
 import tarfile
 import tempfile
 import zlib
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from contextlib import ExitStack, suppress
 from dataclasses import dataclass
 from decimal import Decimal
@@ -39,6 +38,7 @@ from typing import BinaryIO, Protocol
 import zstandard
 
 from memory_action.errors import CacheError
+from memory_action.trees import MAX_TREE_DEPTH, discard_tree, walk_tree
 
 _log = logging.getLogger(__name__)
 
@@ -73,11 +73,14 @@ class ArchiveError(CacheError):
 
 @dataclass(frozen=True)
 class ArchiveLimits:
-    """What one restore may unpack: file data in total, per file, and the number of members."""
+    """What one restore may unpack: file data in total, per file, the number of members, and
+    how many folders deep below the memory folder (a deeper tree is refused before any of it is
+    written: Python 3.11 recurses once per level to walk or remove it)."""
 
     max_total_bytes: int = 64 * _MiB
     max_file_bytes: int = 8 * _MiB
     max_members: int = 10_000
+    max_depth: int = MAX_TREE_DEPTH
 
     @property
     def max_stream_bytes(self) -> int:
@@ -385,7 +388,7 @@ def extract_archive(
             extracted = _Unpacker(staging, parts, limits).run(stream)
         _swap_in(staging, target)
     except ArchiveError:
-        shutil.rmtree(staging, ignore_errors=True)
+        discard_tree(staging)
         raise
     except (
         OSError,
@@ -395,10 +398,10 @@ def extract_archive(
         zstandard.ZstdError,
         zlib.error,
     ) as exc:
-        shutil.rmtree(staging, ignore_errors=True)
+        discard_tree(staging)
         raise ArchiveError(f"cannot extract the cache archive: {exc}") from exc
     except BaseException:
-        shutil.rmtree(staging, ignore_errors=True)
+        discard_tree(staging)
         raise
     return extracted
 
@@ -451,6 +454,12 @@ class _Unpacker:
         self._saw_folder = True
         rel = parts[depth:]
         kind = _kind_of(member)
+        folders = len(rel) if kind == "dir" else len(rel) - 1
+        if folders > self._limits.max_depth:
+            raise ArchiveError(
+                f"archive member {_shortened(member.name)!r} is {folders} folders deep below "
+                f"{'/'.join(self._folder)}/, more than the {self._limits.max_depth} allowed"
+            )
         # A second opinion from the stdlib's own filter; it also gives the sanitised file mode.
         filtered = tarfile.data_filter(member, str(self._staging))
         if kind == "dir":
@@ -460,10 +469,12 @@ class _Unpacker:
                 self._extracted.append("/".join(rel) + "/")
             return
         if not rel or self._kinds.get(rel, "file") != "file":
-            raise ArchiveError(f"{member.name!r} is a file where a directory is expected")
+            raise ArchiveError(
+                f"{_shortened(member.name)!r} is a file where a directory is expected"
+            )
         if member.size > self._limits.max_file_bytes:
             raise ArchiveError(
-                f"{member.name!r} has {member.size} bytes, more than the "
+                f"{_shortened(member.name)!r} has {member.size} bytes, more than the "
                 f"{self._limits.max_file_bytes} allowed per file"
             )
         self._make_dirs(rel[:-1], member.name)
@@ -491,7 +502,9 @@ class _Unpacker:
             prefix = rel[:end]
             known = self._kinds.get(prefix)
             if known == "file":
-                raise ArchiveError(f"{name!r} needs a directory where the archive has a file")
+                raise ArchiveError(
+                    f"{_shortened(name)!r} needs a directory where the archive has a file"
+                )
             if known is None:
                 self._path(prefix).mkdir()
                 self._kinds[prefix] = "dir"
@@ -501,29 +514,34 @@ class _Unpacker:
     ) -> None:
         source = tar.extractfile(member)
         if source is None:  # cannot happen for a regular file; keeps the types honest
-            raise ArchiveError(f"cannot read {member.name!r}")
+            raise ArchiveError(f"cannot read {_shortened(member.name)!r}")
         flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC
         with source, os.fdopen(os.open(path, flags, 0o600), "wb") as out:
             remaining = member.size
             while remaining > 0:
                 chunk = source.read(min(_COPY_CHUNK, remaining))
                 if not chunk:
-                    raise ArchiveError(f"{member.name!r} is truncated")
+                    raise ArchiveError(f"{_shortened(member.name)!r} is truncated")
                 out.write(chunk)
                 remaining -= len(chunk)
             os.fchmod(out.fileno(), mode)
         _set_mtime(path, _mtime_ns(member))
 
 
+def _shortened(name: str, keep: int = 80) -> str:
+    """A member name fit for a one-line message (an attacker's can be kilobytes long)."""
+    return name if len(name) <= keep else f"{name[: keep // 2]}…{name[-keep // 2 :]}"
+
+
 def _safe_parts(name: str) -> tuple[str, ...]:
     """The member name as path components; ArchiveError for anything that could escape."""
     if "\x00" in name:
-        raise ArchiveError(f"archive member name {name!r} contains a NUL byte")
+        raise ArchiveError(f"archive member name {_shortened(name)!r} contains a NUL byte")
     if name.startswith("/"):
-        raise ArchiveError(f"archive member {name!r} has an absolute name")
+        raise ArchiveError(f"archive member {_shortened(name)!r} has an absolute name")
     parts = tuple(part for part in name.split("/") if part not in ("", "."))
     if ".." in parts:
-        raise ArchiveError(f"archive member {name!r} contains '..'")
+        raise ArchiveError(f"archive member {_shortened(name)!r} contains '..'")
     return parts
 
 
@@ -532,7 +550,9 @@ def _kind_of(member: tarfile.TarInfo) -> str:
         return "dir"
     if member.type in (tarfile.REGTYPE, tarfile.AREGTYPE, tarfile.CONTTYPE):
         if member.sparse is not None:
-            raise ArchiveError(f"archive member {member.name!r} is a sparse file; refused")
+            raise ArchiveError(
+                f"archive member {_shortened(member.name)!r} is a sparse file; refused"
+            )
         return "file"
     what = {
         tarfile.SYMTYPE: "a symbolic link",
@@ -541,7 +561,9 @@ def _kind_of(member: tarfile.TarInfo) -> str:
         tarfile.BLKTYPE: "a block device",
         tarfile.FIFOTYPE: "a fifo",
     }.get(member.type, f"of type {member.type!r}")
-    raise ArchiveError(f"archive member {member.name!r} is {what}; only files and directories")
+    raise ArchiveError(
+        f"archive member {_shortened(member.name)!r} is {what}; only files and directories"
+    )
 
 
 def _dir_mode(mode: int) -> int:
@@ -597,10 +619,7 @@ def _swap_in(staging: Path, target: Path) -> None:
     except OSError:
         old.rename(target)
         raise
-    if old.is_dir() and not old.is_symlink():
-        shutil.rmtree(old, ignore_errors=True)
-    else:
-        old.unlink(missing_ok=True)
+    discard_tree(old)
 
 
 # --- ownership ---------------------------------------------------------------------------------
@@ -618,21 +637,10 @@ def fix_ownership(path: Path, like: Path) -> None:
         owner = like.stat()
     except OSError:
         return
-    for item in _walk(path):
+    for item in walk_tree(path):
         try:
             st = os.lstat(item)
             if (st.st_uid, st.st_gid) != (owner.st_uid, owner.st_gid):
                 os.chown(item, owner.st_uid, owner.st_gid, follow_symlinks=False)
         except OSError as exc:
             _log.debug("could not chown %s: %s", item, exc)
-
-
-def _walk(path: Path) -> Iterator[Path]:
-    if not os.path.lexists(path):
-        return
-    yield path
-    if path.is_symlink() or not path.is_dir():
-        return
-    for dirpath, dirnames, filenames in os.walk(path):  # does not descend into linked dirs
-        for name in (*dirnames, *filenames):
-            yield Path(dirpath, name)

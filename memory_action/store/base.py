@@ -33,16 +33,23 @@ class RestoreResult:
       miss fails.
     - ``note``: the restore worked (a hit, or truly nothing saved yet) and there is something to
       say, such as a corrupt entry the store skipped. The run goes on as after any restore.
+
+    A failed restore sets ``unusable`` when the store found the entry and refused what it holds
+    (a corrupt or hostile archive, files that do not match their checksums): trying again will
+    not help, but an older entry may be good.
     """
 
     hit: bool
     matched_key: str | None = None
     warning: str | None = None  # why the restore failed
     note: str | None = None  # said about a restore that worked
+    unusable: str | None = None  # the key of the entry found and refused, when the restore failed
 
     def __post_init__(self) -> None:
         if self.hit and self.warning is not None:
             raise ValueError("a restore that hit did not fail: say it in the note")
+        if self.unusable is not None and self.warning is None:
+            raise ValueError("an entry that could not be used makes the restore fail: say why")
 
     @property
     def failed(self) -> bool:
@@ -51,6 +58,17 @@ class RestoreResult:
     @classmethod
     def miss(cls, warning: str | None = None, note: str | None = None) -> RestoreResult:
         return cls(hit=False, warning=warning, note=note)
+
+    @classmethod
+    def refused(cls, key: str, why: str, where: str, note: str | None = None) -> RestoreResult:
+        """The entry under ``key`` in ``where`` (a store's name) was found and cannot be used:
+        a failed restore that names it."""
+        warning = (
+            f"the memory entry {key} in the {where} cannot be used ({why}); memory is not "
+            "saved while it is the newest, so that nothing in it is hidden: delete the entry "
+            "to save memory again"
+        )
+        return cls(hit=False, warning=warning, note=note, unusable=key)
 
 
 @dataclass(frozen=True)

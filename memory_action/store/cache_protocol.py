@@ -4,7 +4,7 @@ Every message of these errors is safe to log: no URL, no token (signed URLs are 
 
     CacheError (memory_action.errors)
     └── ServiceError          a cache call failed; not retried
-        ├── TransientError    may succeed when repeated (5xx, a body that is not JSON)
+        ├── TransientError    may succeed when repeated (5xx, a success whose body is not JSON)
         │   └── NetworkError  connection refused or reset, timeout, truncated body
         ├── AlreadyExistsError     the key/version/scope exists (HTTP 409 ``already_exists``)
         ├── WriteDeniedError       ``cache write denied:``: the token of this run is read-only

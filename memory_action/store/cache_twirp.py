@@ -95,8 +95,11 @@ def parse_twirp(response: httpx.Response, method: str) -> JsonObject:
     try:
         body = json.loads(response.content)
     except ValueError:
-        # The JS client parses before it looks at the status, so this is retried even on a 4xx.
-        raise TransientError(f"{method}: HTTP {status}, the body is not JSON", status) from None
+        # The status decides first: the JS client parses before it looks, so it retries even a
+        # plain-text denial or conflict; here only a garbled success or a 5xx is tried again.
+        if 200 <= status < 300 or status in RETRYABLE_STATUSES:
+            raise TransientError(f"{method}: HTTP {status}, the body is not JSON", status) from None
+        raise _twirp_error(method, status, response, "", "") from None
     if 200 <= status < 300:
         return body if isinstance(body, dict) else {}
     msg = str(body.get("msg", "")) if isinstance(body, dict) else ""

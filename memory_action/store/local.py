@@ -25,7 +25,6 @@ import hashlib
 import json
 import math
 import os
-import shutil
 import stat
 import sys
 import threading
@@ -38,6 +37,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from memory_action.store.base import RestoreKeys, RestoreResult, SaveResult
+from memory_action.trees import MAX_TREE_DEPTH, discard_tree, remove_tree
 
 if sys.platform != "win32":
     import fcntl
@@ -66,6 +66,15 @@ class StoredEntry:
 
 class _CorruptEntry(Exception):  # noqa: N818 - private, never leaves this module
     """An entry's folder cannot be used; the message says why."""
+
+
+class _Refused(Exception):  # noqa: N818 - private, never leaves this module
+    """The matched entry cannot be restored: its files are corrupt, links or too deep."""
+
+    def __init__(self, key: str, reason: str) -> None:
+        super().__init__(reason)
+        self.key = key
+        self.reason = reason
 
 
 class _NotRegular(Exception):  # noqa: N818 - private, never leaves this module
@@ -122,7 +131,12 @@ class LocalDirectoryStore:
             if match is None:
                 return self._miss(folder, [], notes)
             _restore_entry(match, _absolute(folder))
-        except (_CorruptEntry, _NotRegular, OSError) as error:
+        except _Refused as refused:  # the matched entry holds what cannot be used
+            emptied = self._miss(folder, [], notes)
+            if emptied.failed:
+                return emptied
+            return RestoreResult.refused(refused.key, refused.reason, self.name, emptied.note)
+        except OSError as error:
             return self._miss(folder, [f"restore from the {self.name} failed: {error}"], notes)
         return RestoreResult(hit=True, matched_key=match.key, note=_joined(notes))
 
@@ -213,7 +227,7 @@ class LocalDirectoryStore:
                     return _already_exists(key)
                 raise
         finally:
-            shutil.rmtree(temp, ignore_errors=True)
+            discard_tree(temp)
         return SaveResult(saved=True, key=key, reason=_skipped_note(skipped), size_bytes=size)
 
     def _next_sequence(self) -> int:
@@ -421,9 +435,21 @@ def _read_recorded(files: Path, record: _FileRecord) -> bytes:
         data = _read_regular(source)
     except _NotRegular as error:
         raise _CorruptEntry(f"stored file {record.path} is refused: {error}") from None
+    except FileNotFoundError:
+        raise _CorruptEntry(f"stored file {record.path} is missing") from None
     if len(data) != record.size or hashlib.sha256(data).hexdigest() != record.sha256:
         raise _CorruptEntry(f"stored file {record.path} does not match its size or checksum")
     return data
+
+
+def _check_depth(record: _FileRecord) -> None:
+    """Refuse a file deeper than a memory entry goes, before any folder of it is made."""
+    depth = len(PurePosixPath(record.path).parts) - 1
+    if depth > MAX_TREE_DEPTH:
+        raise _CorruptEntry(
+            f"stored file {record.path[:40]}… is {depth} folders deep, more than the "
+            f"{MAX_TREE_DEPTH} allowed"
+        )
 
 
 def _copy_tree(source: Path, destination: Path) -> tuple[list[_FileRecord], list[str]]:
@@ -464,12 +490,15 @@ def _restore_entry(entry: _Entry, folder: Path) -> None:
     try:
         files = entry.directory / _FILES_DIR
         for record in entry.files:
+            _check_depth(record)
             target = staging.joinpath(*PurePosixPath(record.path).parts)
             target.parent.mkdir(parents=True, exist_ok=True)
             target.write_bytes(_read_recorded(files, record))
         _swap_in(staging, folder)
+    except (_CorruptEntry, _NotRegular) as error:
+        raise _Refused(entry.key, str(error)) from None
     finally:
-        shutil.rmtree(staging, ignore_errors=True)
+        discard_tree(staging)
 
 
 def _swap_in(staging: Path, folder: Path) -> None:
@@ -490,7 +519,7 @@ def _swap_in(staging: Path, folder: Path) -> None:
     except OSError:
         old.rename(folder)
         raise
-    shutil.rmtree(old, ignore_errors=True)
+    discard_tree(old)
 
 
 def _empty_folder(folder: Path) -> None:
@@ -499,10 +528,7 @@ def _empty_folder(folder: Path) -> None:
         raise OSError(f"{folder} is not a folder")
     folder.mkdir(parents=True, exist_ok=True)
     for child in folder.iterdir():
-        if child.is_dir() and not child.is_symlink():
-            shutil.rmtree(child)
-        else:
-            child.unlink()
+        remove_tree(child)
 
 
 # -- messages ---------------------------------------------------------------------------------

@@ -119,6 +119,11 @@ class Fault:
         return cls("non_json", status=status, body=b"<html><body>Bad Gateway</body></html>")
 
     @classmethod
+    def plain_text(cls, status: int, text: str) -> Fault:
+        """An answer a proxy or load balancer might give: this status, a text/plain body."""
+        return cls("non_json", status=status, body=text.encode())
+
+    @classmethod
     def replace_body(cls, body: bytes) -> Fault:
         """Answer normally, but with these bytes (e.g. a corrupt or malicious archive)."""
         return cls("body", body=body)
@@ -554,7 +559,8 @@ def _route(method: str, path: str, query: str) -> str:
 
 def _fault_reply(route: str, fault: Fault) -> _Reply:
     if fault.kind == "non_json":
-        return _Reply(fault.status, fault.body, {"Content-Type": "text/html"})
+        kind = "text/html" if fault.body.startswith(b"<") else "text/plain"
+        return _Reply(fault.status, fault.body, {"Content-Type": kind})
     extra = {"Retry-After": fault.retry_after} if fault.retry_after else {}
     if route.startswith("blob."):
         reply = _azure_error(fault.status, "ServerBusy" if fault.status >= 500 else "Fault")

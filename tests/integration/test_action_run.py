@@ -260,24 +260,6 @@ def test_a_model_that_never_stops_fails_the_run_and_saves_nothing(
     assert "memory-agent failed" in outcome.summary
 
 
-def test_a_memory_file_that_is_not_utf8_is_exit_code_4(
-    runner: ActionRunner, github: FakeGitHub
-) -> None:
-    seed = runner.root / "seed" / ".agent-memory"
-    seed.mkdir(parents=True)
-    (seed / "AGENTS.md").write_bytes(b"\xff\xfe not text")
-    LocalDirectoryStore(runner.store_dir).save(
-        "memory-agent/v1/memory-agent/repo/committed/1-1", seed
-    )
-
-    outcome = runner.run("pull_request", pull_request_event(), PR_REF, learning_model())
-
-    assert outcome.exit_code == 4
-    [error] = error_lines(outcome.stdout)
-    assert "memory-agent/v1/memory-agent/repo/committed/1-1" in error
-    assert "UTF-8" in error
-
-
 def test_memory_files_in_the_checkout_are_never_loaded_as_memory(
     runner: ActionRunner, github: FakeGitHub
 ) -> None:

@@ -103,10 +103,52 @@ def test_lookup_errors_that_are_not_retried(
     assert saved.read_memory() == {"AGENTS.md": "local"}
 
 
-def test_a_body_that_is_not_json_is_retried_even_on_a_4xx(saved: CacheHarness) -> None:
-    saved.service.fail(LOOKUP, Fault.non_json(404), Fault.non_json(200))
+def test_a_body_that_is_not_json_is_retried_on_a_success_or_a_5xx(saved: CacheHarness) -> None:
+    saved.service.fail(LOOKUP, Fault.non_json(502), Fault.non_json(200))
     assert restore(saved) == (True, "")
     assert len(saved.service.requests_to(LOOKUP)) == 3
+
+
+@pytest.mark.parametrize(
+    ("fault", "expected"),
+    [
+        (Fault.plain_text(404, "Not Found"), "HTTP 404"),
+        (Fault.plain_text(403, "Forbidden"), "denied"),
+        (Fault.plain_text(429, "Too Many Requests"), "rate limited"),
+    ],
+    ids=["404", "403", "429"],
+)
+def test_a_plain_text_denial_on_lookup_is_asked_once(
+    saved: CacheHarness, fault: Fault, expected: str
+) -> None:
+    saved.service.fail(LOOKUP, fault)
+    hit, warning = restore(saved)
+    assert not hit
+    assert expected in warning
+    assert len(saved.service.requests_to(LOOKUP)) == 1
+    assert saved.sleeps == []
+
+
+@pytest.mark.parametrize(
+    ("fault", "expected"),
+    [
+        (Fault.plain_text(409, "Conflict"), "exists"),
+        (Fault.plain_text(403, "Forbidden"), "denied"),
+        (Fault.plain_text(429, "Too Many Requests"), "rate limited"),
+    ],
+    ids=["409", "403", "429"],
+)
+def test_a_plain_text_conflict_or_denial_on_create_is_sent_once(
+    cache: CacheHarness, fault: Fault, expected: str
+) -> None:
+    cache.service.fail(CREATE, fault)
+    cache.write_memory({"AGENTS.md": "a"})
+    result = cache.store().save("mem-1", cache.folder)
+    assert not result.saved
+    assert expected in result.reason
+    assert len(cache.service.requests_to(CREATE)) == 1
+    assert cache.sleeps == []
+    assert cache.service.pending_faults(CREATE) == 0
 
 
 def test_rate_limit_on_create_is_not_retried(cache: CacheHarness) -> None:

@@ -12,7 +12,6 @@ from typing import Any
 import pytest
 
 from memory_action.memory.proposals import checked_items, decode_block
-from memory_action.memory.scrub import MASKED_VALUE
 from memory_action.store.local import LocalDirectoryStore
 from tests.fakes.cache_harness import default_tuning, fast_tuning
 from tests.fakes.cache_service import FakeCacheService
@@ -26,7 +25,7 @@ from tests.fakes.runner import (
     push_event,
 )
 from tests.fakes.scripted_model import ScriptedChatModel, tool_call
-from tests.fakes.secrets_corpus import MASKED_DEPLOY_KEY, PLANTED, standalone
+from tests.fakes.secrets_corpus import MASKED_LEAKS, MASKED_VALUES, PLANTED, Planted
 
 MEMORY = ".agent-memory/AGENTS.md"
 MAIN_REF, PR_REF = "refs/heads/main", "refs/pull/7/merge"
@@ -148,36 +147,39 @@ def test_untrusted_runs_never_change_committed_memory(
     assert committed_texts(service, runner) == before
 
 
-def corpus() -> list[tuple[str, str]]:
-    """Every planted secret this run can know: patterns, and values the run masked."""
-    usable = []
-    for kind, secret in PLANTED:
-        if kind == MASKED_VALUE and MASKED_DEPLOY_KEY not in _decoded(secret):
-            continue  # masked by some other step: this run cannot know it
-        usable.append((kind, secret))
-    return usable
+MASKED_BY_THE_RUN = MASKED_VALUES[1]  # given as model_api_key, so the run masks it
+BATCH = 15  # planted secrets per run: every run is a whole action run
 
 
-def _decoded(secret: str) -> str:
-    import base64  # noqa: PLC0415
-
-    try:
-        return base64.b64decode(secret + "==").decode("utf-8", "replace") + secret
-    except ValueError:
-        return secret
+def batches() -> list[list[Planted]]:
+    """The whole corpus in groups, and the leaks of the value this run masks."""
+    leaks = [leak for leak in MASKED_LEAKS if leak.source == MASKED_BY_THE_RUN]
+    groups = [PLANTED[i : i + BATCH] for i in range(0, len(PLANTED), BATCH)]
+    return [*groups, leaks]
 
 
-def test_the_corpus_is_large_enough() -> None:
-    assert len(corpus()) >= 30
+def shown_parts(planted: Planted) -> list[str]:
+    """What must not appear anywhere: each secret, and each long line of a multi-line one."""
+    return [
+        part
+        for secret in planted.secrets
+        for part in (secret, *secret.splitlines())
+        if len(part.strip()) >= 8
+    ]
 
 
-@pytest.mark.parametrize(("kind", "secret"), corpus())
+def test_every_planted_secret_is_in_some_run() -> None:
+    planted = [p for batch in batches() for p in batch]
+    assert len(planted) == len(PLANTED) + len(MASKED_LEAKS) // len(MASKED_VALUES)
+
+
+@pytest.mark.parametrize("batch", batches(), ids=lambda b: f"{b[0].family}..{b[-1].family}")
 def test_no_planted_secret_is_persisted_proposed_or_posted(
-    tmp_path: Path, kind: str, secret: str
+    tmp_path: Path, batch: list[Planted]
 ) -> None:
+    text = "\n".join(planted.text for planted in batch)
     runner = ActionRunner(tmp_path)
-    runner.inputs["model_api_key"] = MASKED_DEPLOY_KEY  # a value this run masks
-    text = standalone(kind, secret)
+    runner.inputs["model_api_key"] = MASKED_BY_THE_RUN
     github = FakeGitHub()
     github.add_pull(FakePullRequest(files=[changed_file("a.py", "+x\n")]))
     # An old entry already holds the secret: it must not travel on into a save or a proposal.
@@ -215,13 +217,19 @@ def test_no_planted_secret_is_persisted_proposed_or_posted(
     shown = [
         *github.bodies(7),
         outcome.summary,
-        outcome.stdout,
+        # The runner consumes ::add-mask:: commands: they are how the value gets masked.
+        "\n".join(x for x in outcome.stdout.splitlines() if not x.startswith("::add-mask::")),
         outcome.stderr,
         *outcome.outputs.values(),
         *(json.dumps(entry) for entry in saved),
     ]
-    leaked = [place for place in shown if secret in place]
-    assert leaked == [], f"{kind} leaked"
+    leaked = [
+        planted.family
+        for planted in batch
+        for part in shown_parts(planted)
+        if any(part in place for place in shown)
+    ]
+    assert leaked == [], f"leaked: {leaked}"
     assert re.search(r"memory edits? refused", outcome.summary), outcome.summary
     assert "Deploy credentials live in the vault." in saved[0]["AGENTS.md"]
 

@@ -113,7 +113,7 @@ def test_a_secret_put_into_the_memory_folder_behind_the_tools_is_redacted_there(
     """A run that does not save (repository memory, a feature branch) leaves the memory folder
     to the job's later steps: the secret must not be in it."""
     runner = ActionRunner(tmp_path)
-    [(_, secret)] = PLANTED[:1]
+    secret = PLANTED[0].secrets[0]
     model = ScriptedChatModel.from_script("Done.")
     folder = runner.workspace / ".agent-memory"
 

@@ -48,12 +48,13 @@ from memory_action.store.base import (
 )
 from memory_action.store.hygiene import LocalLayerAdmin
 from memory_action.store.local import LocalDirectoryStore
-from tests.fakes.secrets_corpus import MASKED_DEPLOY_KEY, PLANTED
+from tests.fakes.secrets_corpus import MASKED_VALUES, PLANTED
 
 COMMITTED = "memory-agent/v1/memory-agent/repo/committed/"
 OVERLAY = "memory-agent/v1/memory-agent/repo/pr-7/"
 BASE = "# Conventions\n\n- Use pytest.\n"
-GITHUB_TOKEN = next(secret for kind, secret in PLANTED if secret.startswith("ghp_"))
+GITHUB_TOKEN = next(s for p in PLANTED for s in p.secrets if s.startswith("ghp_"))
+MASKED_DEPLOY_KEY = MASKED_VALUES[2]  # a passphrase: only its mask makes it a secret
 MERGED_NOTE = "committed memory entries saved by runs that raced"
 REAPPLIED_NOTE = "re-applied this pull request's memory on top of the committed memory"
 

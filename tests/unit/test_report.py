@@ -296,11 +296,13 @@ def test_a_diff_with_fences_gets_a_longer_fence() -> None:
         ("mail mona@example.com", "mail mona@example.com"),
         ("already `@mona` in code", "already `@mona` in code"),
         ("a ``span with @mona`` too", "a ``span with @mona`` too"),
-        ("escaped \\@mona", "escaped \\@mona"),
+        # "\@" is still "@" once rendered, and a lone backtick could pair with ours: a
+        # zero-width space breaks the mention instead
+        ("escaped \\@mona", "escaped \\@\u200bmona"),
         ("```\n@decorator\n```", "```\n@decorator\n```"),
         ("a lone @ sign", "a lone @ sign"),
         ("see https://x.test/@mona", "see https://x.test/@mona"),
-        ("`not code\n\n@mona` later", "`not code\n\n`@mona`` later"),
+        ("`not code\n\n@mona` later", "`not code\n\n@\u200bmona` later"),
     ],
 )
 def test_mentions_outside_code_become_code(review: str, expected: str) -> None:

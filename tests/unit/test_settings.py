@@ -155,6 +155,9 @@ VALID = [
     ("memory_path", ".github/agent-memory", PurePosixPath(".github/agent-memory")),
     ("memory_path", "./memory/", PurePosixPath("memory")),
     ("memory_path", " memory\n", PurePosixPath("memory")),
+    ("memory_path", "a/b.c/d_e-1", PurePosixPath("a/b.c/d_e-1")),
+    ("memory_path", ".github/.agent-memory", PurePosixPath(".github/.agent-memory")),
+    ("memory_path", ".gitlab-memory", PurePosixPath(".gitlab-memory")),
     # memory_sources: one per line, blank lines and surrounding space dropped, order kept
     ("memory_sources", "AGENTS.md", ("AGENTS.md",)),
     (
@@ -276,6 +279,29 @@ INVALID = [
         ("memory_path", raw, INSIDE)
         for raw in ("/abs/memory", "../memory", "mem/../../x", "..", ".", "./", "mem\\agent")
     ],
+    # memory_path is cleared and written: plain folder names, nothing git or GitHub reads
+    *[
+        ("memory_path", raw, INSIDE)
+        for raw in (
+            ".git",
+            ".GIT",
+            "mem/.git/hooks",
+            "vendor/.hg",
+            ".github",
+            ".gitmodules",
+            "~",
+            "~/memory",
+            "mem\nsecond",
+            "mem\x00",
+            "my memory",
+            "mém",
+            "x" * 65,
+        )
+    ],
+    *[
+        ("model", raw, MODEL)
+        for raw in ("github:openai/gpt-4.1\nmore", "openai:gpt 4", "openai:\x1b[31mred", "openai:ü")
+    ],
     *[("model", raw, MODEL) for raw in ("gpt-4o", "azure:gpt-4o", "openai:", "openai:   ", ":gpt")],
     *[
         ("model_base_url", raw, URL)
@@ -327,6 +353,28 @@ def test_a_value_with_a_newline_still_gives_one_line() -> None:
     message = parse_error("memory_path", "/abs\nmore")
     assert "\n" not in message
     assert "'/abs\\nmore'" in message
+
+
+def test_a_very_long_memory_path_is_shown_shortened() -> None:
+    assert parse_one("memory_path", "/".join(["abcdefghi"] * 20)).memory_path  # 199 characters
+    assert "(208 characters)" in parse_error("memory_path", "/".join(["abcdefghij"] * 19))
+    message = parse_error("memory_path", "x" * 10_000)
+
+    assert "Input 'memory_path'" in message
+    assert "(10,000 characters)" in message
+    assert len(message) < 600
+
+
+@pytest.mark.parametrize(
+    ("model", "spec"),
+    [
+        ("openai:gpt-4o-2024-08-06", ModelSpec("openai", "gpt-4o-2024-08-06")),
+        ("openai:llama3.1:8b", ModelSpec("openai", "llama3.1:8b")),
+        ("openai:qwen/qwen-2.5@latest+x", ModelSpec("openai", "qwen/qwen-2.5@latest+x")),
+    ],
+)
+def test_model_names_as_providers_spell_them_are_accepted(model: str, spec: ModelSpec) -> None:
+    assert parse_one("model", model).model == spec
 
 
 def test_input_error_is_an_expected_failure_with_exit_code_2() -> None:

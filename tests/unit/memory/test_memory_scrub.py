@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import base64
 import itertools
-import json
 import random
 import string
 from collections.abc import Callable
@@ -34,46 +33,16 @@ from memory_action.memory.sources import MemoryFiles
 from memory_action.memory.tools import make_memory_tools
 from memory_action.settings import Settings
 from tests.fakes.scripted_model import ScriptedChatModel, tool_call
-from tests.fakes.secrets_corpus import (
-    MASKED_DEPLOY_KEY,
-    MASKED_PASSWORD,
-    MASKED_VALUES,
-    ORDINARY,
-    PLANTED,
-    standalone,
-)
+from tests.fakes.secrets_corpus import MASKED_VALUES, PLANTED, Planted
 
 WINDOW = 8  # no run of this many characters of a secret may survive redaction
-ALL_KINDS = {
-    scrub.GITHUB_TOKEN,
-    scrub.AWS_ACCESS_KEY_ID,
-    scrub.AWS_SECRET_ACCESS_KEY,
-    scrub.OPENAI_API_KEY,
-    scrub.ANTHROPIC_API_KEY,
-    scrub.SLACK_TOKEN,
-    scrub.SLACK_WEBHOOK,
-    scrub.GITLAB_TOKEN,
-    scrub.NPM_TOKEN,
-    scrub.PYPI_TOKEN,
-    scrub.GOOGLE_API_KEY,
-    scrub.STRIPE_KEY,
-    scrub.HUGGING_FACE_TOKEN,
-    scrub.PRIVATE_KEY,
-    scrub.JWT,
-    scrub.MASKED_VALUE,
-    scrub.URL_PASSWORD,
-    scrub.CREDENTIAL,
-}
+MASKED_PASSWORD, MASKED_DEPLOY_KEY = MASKED_VALUES[0], MASKED_VALUES[1]
 
 
 def fake(n: int, alphabet: str = string.ascii_letters + string.digits, tag: str = "") -> str:
     """A fake value that is the same on every run, whichever tests are selected."""
     rng = random.Random(f"{tag}/{n}/{alphabet}")  # noqa: S311 - fake values
     return "".join(rng.choice(alphabet) for _ in range(n))
-
-
-def ids(planted: list[tuple[str, str]]) -> list[str]:
-    return [f"{i}-{kind.replace(' ', '_')}" for i, (kind, _) in enumerate(planted)]
 
 
 def assert_gone(redacted: str, form: str) -> None:
@@ -84,122 +53,69 @@ def assert_gone(redacted: str, form: str) -> None:
             assert len(window) < WINDOW or window not in redacted, f"left: {window!r}"
 
 
-# --- the corpus ---------------------------------------------------------------------------------
+# --- the corpus in context (each line of it alone: tests/unit/memory/test_secrets_corpus.py) ---
 
 
-def test_the_corpus_plants_at_least_30_secrets_of_every_kind() -> None:
-    assert len(PLANTED) >= 30
-    assert {kind for kind, _ in PLANTED} == ALL_KINDS
-    assert len({secret for _, secret in PLANTED}) == len(PLANTED)
+def planted_id(planted: Planted) -> str:
+    return planted.family.replace(" ", "_")
 
 
-@pytest.mark.parametrize(("kind", "secret"), PLANTED, ids=ids(PLANTED))
-def test_each_planted_secret_is_found_with_its_kind_and_redacted(kind: str, secret: str) -> None:
-    text = standalone(kind, secret)
-
-    findings = find_secrets(text, MASKED_VALUES)
-    redacted, redacted_findings = redact(text, MASKED_VALUES)
-
-    assert [f.kind for f in findings] == [kind]
-    finding = findings[0]
-    assert text[finding.start : finding.end] == secret
-    assert redacted_findings == findings
-    assert redacted == text.replace(secret, f"[REDACTED {kind}]")
-    assert_gone(redacted, secret)
-    assert find_secrets(redacted, MASKED_VALUES) == [], "redacting twice changes nothing"
+def assert_all_gone(redacted: str, planted: Planted, text: str) -> None:
+    """No run of WINDOW characters of its secrets is left, beyond what ``text`` holds elsewhere."""
+    outside = text  # the text around the secrets, where a window may occur anyway ("access_t")
+    for other in PLANTED:
+        for value in other.secrets:
+            outside = outside.replace(value, "\0")
+    for secret in planted.secrets:
+        for line in secret.splitlines() or [secret]:
+            for i in range(max(1, len(line) - WINDOW + 1)):
+                window = line[i : i + WINDOW]
+                if len(window) == WINDOW:
+                    assert redacted.count(window) <= outside.count(window), f"left: {window!r}"
 
 
-def _yaml(secret: str) -> tuple[str, str]:
-    """A YAML document holding ``secret`` (as a block scalar if multi-line), and its form there."""
-    if "\n" in secret:
-        block = "\n".join(f"    {line}" for line in secret.splitlines())
-        return f"deploy:\n  region: eu-west-1\n  deploy_token: |\n{block}\n", block.lstrip()
-    return f"deploy:\n  region: eu-west-1\n  deploy_token: {secret}\n", secret
-
-
-def _env(secret: str) -> str:
-    value = f'"{secret}"' if "\n" in secret else secret
-    return f"REGION=eu-west-1\nDEPLOY_TOKEN={value}\nDEBUG=false\n"
-
-
-CONTEXTS: dict[str, Callable[[str, str], tuple[str, str]]] = {
-    # name -> (kind, secret) -> (text, the secret as it appears in the text)
-    "prose": lambda kind, secret: (
-        f"Lesson from PR #12: deploys failed until we used {standalone(kind, secret)} "
-        "instead of the old value. Keep this in mind.\n",
-        secret,
+CONTEXTS: dict[str, Callable[[str], str]] = {
+    # name -> a planted text -> a memory text holding it
+    "prose": lambda text: (
+        f"Lesson from PR #12: deploys failed until we dropped this:\n{text}\nKeep this in mind.\n"
     ),
-    "code-fence": lambda kind, secret: (
-        f"Example:\n\n```python\nclient = make_client()\n{standalone(kind, secret)}\n```\n",
-        secret,
-    ),
-    "yaml": lambda _kind, secret: _yaml(secret),
-    "json": lambda _kind, secret: (
-        json.dumps({"region": "eu-west-1", "deploy_token": secret, "debug": False}, indent=2),
-        json.dumps(secret)[1:-1],
-    ),
-    "env-file": lambda _kind, secret: (_env(secret), secret),
-    "url": lambda _kind, secret: (
-        "git remote set-url origin "
-        f"https://ci-bot:{quote(secret, safe='')}@git.example.com/org/repo.git\n",
-        quote(secret, safe=""),
+    "code-fence": lambda text: f"Example:\n\n```\nclient = make_client()\n{text}\n```\n",
+    "quote": lambda text: "\n".join(f"> {line}" for line in text.splitlines()) + "\n",
+    "list": lambda text: (
+        "# Notes\n\n- one\n" + "".join(f"  {line}\n" for line in text.splitlines())
     ),
 }
 IN_CONTEXT = [
-    pytest.param(context, kind, secret, id=f"{context}-{name}")
+    pytest.param(context, planted, id=f"{context}-{planted_id(planted)}")
     for context in CONTEXTS
-    for name, (kind, secret) in zip(ids(PLANTED), PLANTED, strict=True)
-    if context != "url" or ("\n" not in secret and "://" not in secret)
+    for planted in PLANTED
 ]
 
 
-@pytest.mark.parametrize(("context", "kind", "secret"), IN_CONTEXT)
-def test_planted_secrets_are_redacted_in_every_context(
-    context: str, kind: str, secret: str
-) -> None:
-    text, form = CONTEXTS[context](kind, secret)
-    assert form in text
+@pytest.mark.parametrize(("context", "planted"), IN_CONTEXT)
+def test_planted_secrets_are_redacted_in_every_context(context: str, planted: Planted) -> None:
+    text = CONTEXTS[context](planted.text)
 
     redacted, findings = redact(text, MASKED_VALUES)
 
     assert findings, f"nothing found in {context}"
-    start = text.index(form)
-    assert any(f.start <= start and start + len(form) <= f.end for f in findings)
-    assert_gone(redacted, form)
+    assert_all_gone(redacted, planted, text)
     assert "[REDACTED " in redacted
     assert find_secrets(redacted, MASKED_VALUES) == []
 
 
 def test_the_whole_corpus_in_one_memory_file_is_redacted() -> None:
-    # A private key without its END line runs to the end of the text: plant it last.
-    ordered = sorted(PLANTED, key=lambda p: p[0] == scrub.PRIVATE_KEY and "-----END" not in p[1])
-    text = "\n".join(
-        f"## Note {i}\n\n- {standalone(kind, secret)}\n" for i, (kind, secret) in enumerate(ordered)
-    )
+    text = "\n".join(f"## Note {i}\n\n{p.text}\n" for i, p in enumerate(PLANTED))
 
     redacted, findings = redact(text, MASKED_VALUES)
 
-    assert [f.kind for f in findings] == [kind for kind, _ in ordered]
-    assert [text[f.start : f.end] for f in findings[:-1]] == [s for _, s in ordered[:-1]]
-    assert all(secret not in redacted for _, secret in ordered)
-    assert all(f"## Note {i}\n" in redacted for i in range(len(ordered)))
+    assert len(findings) >= len(PLANTED)
+    for planted in PLANTED:
+        assert_all_gone(redacted, planted, text)
+    assert all(f"## Note {i}\n" in redacted for i in range(len(PLANTED)))
 
 
-# --- what is not a secret -----------------------------------------------------------------------
-
-
-@pytest.mark.parametrize("line", ORDINARY)
-def test_ordinary_memory_lines_have_no_findings(line: str) -> None:
-    assert find_secrets(line) == []
-    assert find_secrets(line, MASKED_VALUES) == []
-    assert redact(line, MASKED_VALUES) == (line, [])
-
-
-def test_the_false_positive_corpus_is_large_enough_and_survives_as_one_file() -> None:
-    text = "\n".join(ORDINARY)
-
-    assert len(ORDINARY) >= 15
-    assert redact(text, MASKED_VALUES) == (text, [])
+# --- what is not a secret (the benign corpus: tests/unit/memory/test_secrets_corpus.py) -------
 
 
 @pytest.mark.parametrize(
@@ -215,7 +131,6 @@ def test_the_false_positive_corpus_is_large_enough_and_survives_as_one_file() ->
         "token = 'your-github-token-goes-here'",
         'api_key = "sk-...your key..."',
         'password = "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"',  # long, but no entropy
-        'token = "Xk9mQ2pL7w"',  # random, but short
         "auth = AuthenticationMiddlewareFactory",
         "password = hashlib.sha256(raw_password.encode()).hexdigest()",
         "ghp_xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx",
@@ -224,6 +139,13 @@ def test_the_false_positive_corpus_is_large_enough_and_survives_as_one_file() ->
         f"token_file: /run/secrets/{fake(20)}",
         "api_key_id: 123e4567-e89b-12d3-a456-426614174000",
         f"image: ghcr.io/org/app@sha256:{fake(64, '0123456789abcdef')}",
+        # Each of these is what one guard of the detector is for.
+        "postgres://postgres:postgres@localhost:5432/test_db",  # a default, not a secret
+        "postgres://app_test1:app_test1@localhost:5432/app",  # the password is the user name
+        "key = PBKDF2HMAC(algorithm=hashes.SHA256(), length=32, salt=salt)",  # a call
+        "public_key: MFkwEwYHKoZIzj0CAQYIKoZIzj0DAQcDQgAEjX3cD8eYfT2hPq7rS1ZTqU9vK4mNwXyQ",
+        "certificate-authority-data: LS0tLS1CRUdJTiBDRVJUSUZJQ0FURS0tLS0tCk1JSUN5RENDQWJDZ0F3SUJ",
+        "MemoryMiddlewareFactoryAB.update.the_memory_block_for_the_next_call()",  # not Discord
     ],
 )
 def test_placeholders_references_and_names_are_not_credentials(text: str) -> None:
@@ -313,12 +235,12 @@ def test_overlapping_findings_merge_under_the_most_specific_name() -> None:
 
     findings = find_secrets(text, masked=[token])
 
-    assert [f.kind for f in findings] == [scrub.GITHUB_TOKEN, scrub.GITHUB_TOKEN]
+    assert [f.kind for f in findings] == ["GitHub token", "GitHub token"]
     assert [text[f.start : f.end] for f in findings] == [token, token]
 
 
 def test_findings_are_sorted_and_do_not_overlap() -> None:
-    text = "\n".join(standalone(kind, secret) for kind, secret in reversed(PLANTED[:20]))
+    text = "\n".join(planted.text for planted in reversed(PLANTED[:40]))
 
     findings = find_secrets(text)
 
@@ -350,9 +272,10 @@ def test_two_private_keys_are_two_findings_and_text_between_stays() -> None:
         ("Authorization: Bearer " + fake(40), scrub.CREDENTIAL),
         ('"dbPassword": "' + fake(20) + '"', scrub.CREDENTIAL),
         ("X-Api-Key: " + fake(32), scrub.CREDENTIAL),
+        ('token = "Xk9mQ2pL7w"', scrub.CREDENTIAL),  # random and short is still a token
         ("the staging password is " + fake(20) + ".", scrub.CREDENTIAL),
-        ("SecretAccessKey: " + fake(40), scrub.AWS_SECRET_ACCESS_KEY),
-        ("aws-secret-access-key: '" + fake(40) + "'", scrub.AWS_SECRET_ACCESS_KEY),
+        ("SecretAccessKey: " + fake(40), scrub.CREDENTIAL),
+        ("aws-secret-access-key: '" + fake(40) + "'", scrub.CREDENTIAL),
         ("redis://:" + fake(24) + "@cache.internal:6379/0", scrub.URL_PASSWORD),
     ],
 )
@@ -367,13 +290,13 @@ def test_describe_names_each_kind_once_with_its_article() -> None:
     def found(*kinds: str) -> list[SecretFinding]:
         return [SecretFinding(kind, i, i + 1) for i, kind in enumerate(kinds)]
 
-    assert describe(found(scrub.GITHUB_TOKEN, scrub.AWS_ACCESS_KEY_ID)) == (
+    assert describe(found("GitHub token", "AWS access key id")) == (
         "a GitHub token and an AWS access key id"
     )
-    assert describe(found(scrub.JWT, scrub.JWT, scrub.PRIVATE_KEY, scrub.NPM_TOKEN)) == (
+    assert describe(found(scrub.JWT, scrub.JWT, scrub.PRIVATE_KEY, "npm token")) == (
         "a JWT, a private key and an npm token"
     )
-    assert describe(found(scrub.OPENAI_API_KEY)) == "an OpenAI API key"
+    assert describe(found("OpenAI API key")) == "an OpenAI API key"
     assert describe([scrub.MASKED_VALUE]) == "a masked secret"
     assert describe([]) == "no secrets"
 
@@ -388,7 +311,7 @@ def test_shannon_entropy() -> None:
 
 def test_a_mebibyte_of_memory_is_scanned_and_pathological_input_completes() -> None:
     line = "- Fixed in 3f786850e387550fdab836ed7e6dc881de23001b; token: rotate weekly.\n"
-    planted = [standalone(kind, secret) for kind, secret in PLANTED if kind != scrub.PRIVATE_KEY]
+    planted = [p.text for p in PLANTED]
     chunk = line * 40
     text = "".join(chunk + f"- {snippet}\n" for snippet in planted)
     text = (text * (2**20 // len(text) + 1))[: 2**20]
@@ -431,8 +354,8 @@ def test_refusal_log_summarises_kinds_never_values() -> None:
     log.record("write_file", find_secrets(f"{token} {jwt}"))
     assert log.summary() == "2 memory edits refused: they contained a GitHub token and a JWT"
     assert [(e.tool, e.kinds) for e in log] == [
-        ("edit_file", (scrub.GITHUB_TOKEN,)),
-        ("write_file", (scrub.GITHUB_TOKEN, scrub.JWT)),
+        ("edit_file", ("GitHub token",)),
+        ("write_file", ("GitHub token", scrub.JWT)),
     ]
     assert log.entries[0].at == datetime(2026, 7, 1, 12, 0, tzinfo=UTC)
     assert token not in repr(log.entries) + log.summary()
@@ -440,10 +363,7 @@ def test_refusal_log_summarises_kinds_never_values() -> None:
 
 WRITABLE = ".agent-memory/AGENTS.md"
 MEMORY = "## Lessons\n\n- one\n- two\n"
-REFUSED = (
-    "Refused: the new text contains what looks like {}. Memory must never hold secrets; "
-    "write the rule without the value."
-)
+REFUSED = "Refused: the new text contains what looks like {} (line "
 
 
 class Tools:
@@ -499,28 +419,17 @@ def tools(tmp_path: Path) -> Tools:
     return Tools(tmp_path)
 
 
-@pytest.mark.parametrize(("kind", "secret"), PLANTED, ids=ids(PLANTED))
-def test_edit_file_refuses_every_planted_secret(tools: Tools, kind: str, secret: str) -> None:
-    before = tools.snapshot()
-
-    message = tools.edit("- two\n", f"- two\n- deploy with {standalone(kind, secret)}\n")
-
-    assert message == REFUSED.format(describe([kind]))
-    assert secret not in message
-    assert tools.snapshot() == before, "nothing is written"
-    assert tools.edits == 0
-    assert [(e.tool, e.kinds) for e in tools.log] == [("edit_file", (kind,))]
-
-
-@pytest.mark.parametrize(("kind", "secret"), PLANTED[::5], ids=ids(PLANTED[::5]))
-def test_write_file_refuses_a_secret(tmp_path: Path, kind: str, secret: str) -> None:
+@pytest.mark.parametrize("planted", PLANTED[::4], ids=planted_id)
+def test_write_file_refuses_a_secret(tmp_path: Path, planted: Planted) -> None:
     setup = Tools(tmp_path, memory=None)
 
-    message = setup.write(f"# Memory\n\n- {standalone(kind, secret)}\n")
+    message = setup.write(f"# Memory\n\n{planted.text}\n")
 
-    assert message == REFUSED.format(describe([kind]))
+    assert message.startswith("Refused: the new text contains what looks like ")
+    assert "line 3: `" in message, "the line is named, so a false positive can be rephrased"
+    assert_all_gone(message, planted, "")
     assert setup.snapshot() == {}, "not even the folder's file is created"
-    assert setup.log.summary() == f"1 memory edit refused: it contained {describe([kind])}"
+    assert setup.log.summary().startswith("1 memory edit refused: it contained ")
     assert setup.log.entries[0].tool == "write_file"
     assert setup.log.entries[0].at == setup.clock.now
 
@@ -531,16 +440,19 @@ def test_a_refusal_names_every_kind_it_saw(tools: Tools) -> None:
 
     message = tools.write(f"- token {token}\n- key {key_id}\n")
 
-    assert message == REFUSED.format("a GitHub token and an AWS access key id")
+    assert message.startswith(REFUSED.format("a GitHub token and an AWS access key id"))
+    assert "line 1: `- token [REDACTED GitHub token]`; line 2: `- key [REDACTED AWS" in message
     assert tools.memory.read_text(encoding="utf-8") == MEMORY
 
 
 def test_masked_values_are_refused_even_encoded(tools: Tools) -> None:
     encoded = base64.b64encode(f"bot:{MASKED_DEPLOY_KEY}".encode()).decode()
 
-    assert tools.edit("- one", f"- one (auth {encoded})") == REFUSED.format("a masked secret")
-    assert tools.write(f"- {quote(MASKED_PASSWORD, safe='')}\n") == REFUSED.format(
-        "a masked secret"
+    assert tools.edit("- one", f"- one (auth {encoded})").startswith(
+        REFUSED.format("a masked secret")
+    )
+    assert tools.write(f"- {quote(MASKED_PASSWORD, safe='')}\n").startswith(
+        REFUSED.format("a masked secret")
     )
     assert len(tools.log) == 2
     assert tools.memory.read_text(encoding="utf-8") == MEMORY
@@ -603,7 +515,7 @@ def test_tools_without_a_log_or_masked_values_still_refuse(tmp_path: Path) -> No
 
     result = write.invoke({"file_path": WRITABLE, "content": token})
 
-    assert result == REFUSED.format("a GitHub token")
+    assert result.startswith(REFUSED.format("a GitHub token"))
     assert not (tmp_path / WRITABLE).exists()
 
 
@@ -638,7 +550,7 @@ def test_middleware_refuses_through_the_agent_and_keeps_the_log(tmp_path: Path) 
     )
 
     reply = next(m for m in result["messages"] if isinstance(m, ToolMessage))
-    assert reply.content == REFUSED.format("an Anthropic API key")
+    assert str(reply.content).startswith(REFUSED.format("an Anthropic API key"))
     assert middleware.refusals is setup.log
     assert middleware.refusals.summary() == (
         "1 memory edit refused: it contained an Anthropic API key"

@@ -145,6 +145,17 @@ def test_the_daily_quota_stops_at_once_and_says_when_it_frees_up() -> None:
     assert {s.reason for s in result.not_reviewed} == {"the model's daily quota is used up"}
 
 
+def test_the_daily_quota_after_two_parts_shows_both_parts_findings() -> None:
+    reader = StaticPullRequest([added_file(f"src/mod{n}.py", 120) for n in range(9)])
+    model = ScriptedChatModel.from_script("- first part", "- second part")
+    model.fail_at = {3: daily_quota()}
+
+    result = _review(model, reader, _setup())
+
+    assert result.outcome == "quota"
+    assert "- first part" in result.answer and "- second part" in result.answer
+
+
 def test_a_429_per_minute_is_waited_out_then_the_call_is_retried() -> None:
     reader = StaticPullRequest([added_file("src/app.py", 10)])
     model = ScriptedChatModel.from_script("Fine.")
@@ -204,3 +215,15 @@ def test_the_exclude_input_skips_files_with_the_reason() -> None:
     assert result.reviewed == ("src/app.py",)
     [skipped] = result.not_reviewed
     assert skipped.path == "docs/guide.md" and "exclude" in skipped.reason
+
+
+def test_a_comments_request_reaches_every_batch_and_the_last_request() -> None:
+    model = ScriptedChatModel.from_script("- a finding", "No findings.", "The review.")
+    engine = ReviewEngine(
+        model,
+        _setup(),
+        memory=None,
+        tools=make_pr_tools(_six_files(), include_listing=False),
+    )
+    engine.review(_six_files(), extra="Please look at the error handling.")
+    assert all("Please look at the error handling." in _task(seen) for seen in model.seen)

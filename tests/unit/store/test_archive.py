@@ -632,6 +632,27 @@ def test_too_many_members(tmp_path: Path, target: Path) -> None:
     extract_archive(path, ZWL, MEMORY, target, ArchiveLimits(max_members=11))
 
 
+@pytest.mark.parametrize("depth", [33, 2_100])
+def test_a_member_deeper_than_allowed_is_refused_before_a_folder_is_made(
+    tmp_path: Path, target: Path, depth: int
+) -> None:
+    deep = ".agent-memory/" + "/".join(["d"] * depth) + "/leaf.md"
+    path = write(tmp_path, zstd_stream(tar_bytes([*good_entries(), file_entry(deep)])))
+    with pytest.raises(ArchiveError, match=f"is {depth} folders deep below .agent-memory/") as err:
+        extract_archive(path, ZWL, MEMORY, target)
+    assert len(str(err.value)) < 300  # the name is shortened: the message stays one line
+    assert_untouched(target)  # no staging folder left: nothing deep was ever made
+
+
+def test_the_depth_limit_is_a_limit_like_the_others(tmp_path: Path, target: Path) -> None:
+    entries = [*good_entries(), file_entry(".agent-memory/notes/deeper/still.md")]
+    path = write(tmp_path, zstd_stream(tar_bytes(entries)))
+    with pytest.raises(ArchiveError, match="more than the 1 allowed"):
+        extract_archive(path, ZWL, MEMORY, target, ArchiveLimits(max_depth=1))
+    assert_untouched(target)
+    assert "notes/deeper/still.md" in extract_archive(path, ZWL, MEMORY, target)
+
+
 class _Zeros(io.RawIOBase):
     def readable(self) -> bool:
         return True

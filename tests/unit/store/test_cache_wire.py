@@ -92,7 +92,11 @@ def _response(status: int, body: bytes, **headers: str) -> httpx.Response:
         (503, b'{"code":"unavailable","msg":"x"}', TransientError),
         (504, b'{"code":"deadline_exceeded","msg":"x"}', TransientError),
         (200, b"<html>", TransientError),
-        (404, b"not json", TransientError),
+        (404, b"not json", ServiceError),  # the status decides: a 4xx is not tried again
+        (502, b"Bad Gateway", TransientError),
+        (409, b"Conflict", AlreadyExistsError),
+        (429, b"Too Many Requests", ServiceError),
+        (403, b"Forbidden", ServiceError),
         (409, b'{"code":"already_exists","msg":"exists"}', AlreadyExistsError),
         (429, b'{"code":"resource_exhausted","msg":"slow"}', ServiceError),
         (403, b'{"code":"permission_denied","msg":"cache write denied: ro"}', WriteDeniedError),

@@ -1,0 +1,147 @@
+"""Judging a value found in a credential position: a secret, or a placeholder, a name, a word?
+
+These judgements are only ever made on a VALUE that a name or a position has already marked as a
+credential (``password: ...``, ``-u user:...``, ``Authorization: Bearer ...``): on free text they
+would flag commit SHAs and UUIDs. Two strengths: a password may be short and simple
+(``hunter2``), a token or key must look random.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import Counter
+
+MIN_PASSWORD_LENGTH = 6
+MIN_TOKEN_LENGTH = 8
+MIN_TOKEN_ENTROPY = 3.5  # bits per character, for long values
+MIN_HEX_TOKEN_ENTROPY = 2.8  # hex carries at most 4 bits per character
+
+_PLACEHOLDER = re.compile(
+    r"(?i)xxx|\*\*\*|\.\.\.|…|<[^>]*>|\$\{|\{\{|\}\}|%\(|\$\(|^\$|^%|%$|^@|your[_-]?|example"
+    r"|placeholder|changeme|change[_-]me|redacted|dummy|sample|insert[_-]|replace[_-]?me"
+    r"|^secrets?\.|env\.|vars\.|^process\.|^os\.|^settings\.|^config\.|^self\.|^this\.|fake"
+)
+# Values that say what a field holds rather than hold it (type names, flags, defaults).
+_NOT_A_VALUE = frozenset(
+    str.split(
+        "none null nil true false yes no on off undefined required optional string str bytes int"
+        " integer bool boolean text number any object password passwd secret token key auth hidden"
+        " masked empty unset todo tbd n/a na default admin root guest test postgres mysql user"
+        " username letmein secretstr securestring char varchar"
+    )
+)
+# Words, names and paths: snake_case, kebab-case, CONSTANT_CASE, Capitalised, a:urn, a/path.
+_WORDS = re.compile(
+    r"_*(?:[A-Za-z][a-z]*[0-9]?(?:[-_.:/]+[A-Za-z0-9][a-z0-9]*)*|[A-Z]+(?:[-_.:/]+[A-Z0-9]+)*)_*"
+)
+_CAMEL_PART = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|[0-9]+")
+_MIN_CAMEL_PART = 3.0  # average characters per part: "SSHPrivateKeyTypes" is 4.5, random ~2
+_VOWEL = re.compile(r"[aeiouy]", re.IGNORECASE)
+_HEX = re.compile(r"[0-9a-f]+|[0-9A-F]+")
+_NUMBERISH = re.compile(r"[0-9.,:/+_ -]+[a-z]{0,3}")  # 4096, 1.2.3, 2026-07-01, 30s, 10m
+_VERSION = re.compile(r"v?\d+(?:\.\d+)+(?:[-+][0-9A-Za-z.-]+)?")
+_DOTTED_NAME = re.compile(r"[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)+")
+_LOWER_WORD = re.compile(r"[a-z]+|[A-Z][a-z]+|[A-Z]+")
+# raw_password, db-pass, DEPLOY_TOKEN_FROM_ENV, DbPassword: a name made of words, no digits.
+# Apple's app-specific passwords: four groups of four lower-case letters (abcd-efgh-ijkl-mnop).
+_APPLE_APP_PASSWORD = re.compile(r"[a-z]{4}(?:-[a-z]{4}){3}")
+_NAME_OF_WORDS = re.compile(r"_*[A-Za-z]+(?:[-_.]+[A-Za-z]+)+_*|(?:[A-Z][a-z]+){2,}")
+
+
+def shannon_entropy(value: str) -> float:
+    """Shannon entropy of ``value`` in bits per character (0.0 for an empty string)."""
+    if not value:
+        return 0.0
+    size = len(value)
+    return -sum(n / size * math.log2(n / size) for n in Counter(value).values())
+
+
+def is_placeholder(value: str) -> bool:
+    """``xxxx``, ``<token>``, ``${{ secrets.X }}``, ``$VAR``, ``your-key-here``, ``changeme``..."""
+    return (
+        len(set(value)) <= 3
+        or value.lower() in _NOT_A_VALUE
+        or _PLACEHOLDER.search(value) is not None
+    )
+
+
+def looks_like_password(value: str) -> bool:
+    """A value in a password position: short and simple is fine, a word or a name is not."""
+    if len(value) < MIN_PASSWORD_LENGTH or _is_reference(value):
+        return False
+    if _APPLE_APP_PASSWORD.fullmatch(value) is not None:
+        return True
+    if _LOWER_WORD.fullmatch(value) is not None:  # "letmein", "Password", "STAGING"
+        return False
+    return _NAME_OF_WORDS.fullmatch(value) is None and not _is_dotted_name(value)
+
+
+def looks_like_token(value: str) -> bool:
+    """A value in a token or key position: random-looking, not a word, a name, a number."""
+    if len(value) < MIN_TOKEN_LENGTH or _is_reference(value) or _is_identifier(value):
+        return False
+    if _NUMBERISH.fullmatch(value) is not None or _VERSION.fullmatch(value) is not None:
+        return False
+    classes = sum(any(test(c) for c in value) for test in (str.islower, str.isupper, str.isdigit))
+    if classes < 2 and not (len(value) >= 16 and _HEX.fullmatch(value)):
+        return False  # one case of letters only, or digits only
+    return shannon_entropy(value) >= _entropy_floor(value)
+
+
+def _is_reference(value: str) -> bool:
+    """A placeholder, a path, a URL, or text with spaces: something other than the value."""
+    return (
+        is_placeholder(value)
+        or any(c.isspace() for c in value)
+        or "://" in value
+        or value.startswith(("/", "./", "../", "~/", "\\"))
+        or re.match(r"[A-Za-z]:\\", value) is not None
+    )
+
+
+def _is_identifier(value: str) -> bool:
+    """A variable, a dotted attribute, a CamelCase type: code, not a literal."""
+    if _WORDS.fullmatch(value) is not None:
+        return True
+    return _is_dotted_name(value) or _is_camel_case(value)
+
+
+def _is_dotted_name(value: str) -> bool:
+    """``settings.deploy_secret``, but not Vault's legacy ``s.`` + 24 random characters."""
+    return _DOTTED_NAME.fullmatch(value) is not None and not any(
+        _looks_random_part(part) for part in value.split(".")
+    )
+
+
+def _looks_random_part(part: str) -> bool:
+    digits = sum(c.isdigit() for c in part)
+    return len(part) >= 10 and (digits >= 3 or (digits > 0 and not part.islower()))
+
+
+def _is_camel_case(value: str) -> bool:
+    """A name like ``IAmSensitiveBytes`` or ``Ed25519PrivateKey``: long parts that are words.
+
+    Random letters and digits make many short parts, and lower-case runs without vowels.
+    """
+    name = value.strip("_")
+    if not name.isalnum() or not name.isascii() or name.islower() or name.isupper():
+        return False
+    parts = _CAMEL_PART.findall(name)
+    if len(name) < _MIN_CAMEL_PART * len(parts):
+        return False
+    words = (part for part in parts if len(part) >= 3 and part.isalpha() and not part.isupper())
+    return all(_VOWEL.search(word) for word in words)
+
+
+def _entropy_floor(value: str) -> float:
+    """``MIN_TOKEN_ENTROPY``, relaxed where a random value cannot reach it.
+
+    A value of n characters has at most log2(n) bits per character, so a random 16-character
+    token is often just under 3.5: 80% of that ceiling is enough. Hex has at most 4 bits per
+    character and random hex of 16-40 characters mostly lands between 3.0 and 3.7.
+    """
+    floor = min(MIN_TOKEN_ENTROPY, 0.8 * math.log2(len(value)))
+    if _HEX.fullmatch(value.replace("-", "")) is not None:  # hex, UUIDs
+        floor = min(floor, MIN_HEX_TOKEN_ENTROPY)
+    return floor
