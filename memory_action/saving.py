@@ -9,8 +9,10 @@ from memory_action.plan import Plan
 from memory_action.store.base import SaveResult
 
 # A store with compare-and-swap (the git store) refuses a save that lost a race: the run merges
-# with the winner and tries again, a bounded number of times.
-MAX_SAVE_ATTEMPTS = 5
+# with the winner and tries again, a bounded number of times. Every lost race is another run's
+# save that went through, so runs saving at once need at most as many attempts as there are of
+# them: 30 covers a large matrix.
+MAX_SAVE_ATTEMPTS = 30
 
 
 def save(

@@ -24,6 +24,7 @@ import base64
 import hashlib
 import itertools
 import json
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -66,14 +67,23 @@ class FakeGitData:
     before_commit: Callable[[], None] | None = None
     stale_refusals: int = 0
     verified_commits: int = 0
+    # Runs race in threads: each request is answered whole, as GitHub applies a ref update.
+    lock: threading.RLock = field(default_factory=threading.RLock)
 
     def routes(self) -> list[tuple[str, str, Callable[..., Reply]]]:
         return [
-            ("POST", r"/git/trees", self._create_tree),
-            ("POST", r"/git/commits", self._create_commit),
-            ("POST", r"/git/refs", self._create_ref),
-            ("GET", r"/git/ref/heads/(.+)", self._get_ref),
+            ("POST", r"/git/trees", self._locked(self._create_tree)),
+            ("POST", r"/git/commits", self._locked(self._create_commit)),
+            ("POST", r"/git/refs", self._locked(self._create_ref)),
+            ("GET", r"/git/ref/heads/(.+)", self._locked(self._get_ref)),
         ]
+
+    def _locked(self, handler: Callable[..., Reply]) -> Callable[..., Reply]:
+        def answer(*args: Any) -> Reply:
+            with self.lock:
+                return handler(*args)
+
+        return answer
 
     def handles(self, query: str) -> bool:
         return any(
@@ -81,6 +91,10 @@ class FakeGitData:
         )
 
     def graphql(self, document: dict[str, Any]) -> Reply:
+        with self.lock:
+            return self._graphql(document)
+
+    def _graphql(self, document: dict[str, Any]) -> Reply:
         query, variables = document["query"], document.get("variables") or {}
         if "createCommitOnBranch" in query:
             return self._commit_on_branch(variables["input"])
