@@ -57,7 +57,7 @@ class _Ran:
     summary: str
 
 
-def _run(
+def run_once(
     root: Path,
     run_id: int,
     service: FakeCacheService,
@@ -66,6 +66,7 @@ def _run(
     lossless: bool,
     store: str = "cache",
 ) -> _Ran:
+    """One push run on main with ``model``; its log and job summary."""
     extra = {**service.env(), "INPUT_MEMORY_STORE": store}
     runner = CacheRunner(root / f"run-{run_id}", extra_env=extra, run_id=run_id - 1)
     runner.root.mkdir(parents=True)
@@ -105,7 +106,7 @@ def race(
         tool_call("write_file", {"file_path": MEMORY, "content": HEADING}), "Seeded."
     )
     with redirect_stdout(io.StringIO()), redirect_stderr(io.StringIO()):
-        _run(root, 1, service, seed, lossless=lossless, store=store)
+        run_once(root, 1, service, seed, lossless=lossless, store=store)
     commits_before, calls_before = github.git.verified_commits, len(_git_calls(github))
     barrier = threading.Barrier(runs)
     codes = [1] * runs
@@ -124,7 +125,7 @@ def race(
         )
         model.before_first_call = lambda: barrier.wait(timeout=60)  # every run has restored
         run_id = 100 if one_workflow_run else 100 + number
-        _run(root / f"job-{number}", run_id, service, model, lossless=lossless, store=store)
+        run_once(root / f"job-{number}", run_id, service, model, lossless=lossless, store=store)
         codes[number] = 0
 
     threads = [threading.Thread(target=one, args=(n,)) for n in range(runs)]
@@ -137,7 +138,7 @@ def race(
         git_calls = len(_git_calls(github)) - calls_before
         reader = ScriptedChatModel.from_script("Nothing to add.")
         downloads = len(service.requests_to(BLOB_GET))
-        ran = _run(root, 999, service, reader, lossless=lossless, store=store)
+        ran = run_once(root, 999, service, reader, lossless=lossless, store=store)
         downloads = len(service.requests_to(BLOB_GET)) - downloads
     prompt = reader.system_prompts[0]
     kept = sum(1 for n in range(runs) if fact(n) in prompt)
