@@ -266,13 +266,11 @@ def _memory_files(folder: Path) -> dict[str, str]:
 
 
 def _lay_out(files: Mapping[str, str], folder: Path) -> None:
-    """Replace ``folder``'s content with ``files`` (only the expected memory files)."""
+    """Replace ``folder``'s content with ``files`` (``entry_of`` kept only memory files)."""
     if folder.is_symlink() or folder.exists():
         remove_tree(folder)
     folder.mkdir(parents=True)
     for name, text in files.items():
-        if name not in EXPECTED_FILES:
-            continue
         target = folder / name
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_text(text, encoding="utf-8")

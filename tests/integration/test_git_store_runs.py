@@ -97,3 +97,17 @@ def test_branch_protection_is_reported_once_and_the_run_saves_to_the_cache(
     assert len(service.visible()) == before + 1  # saved to the cache instead
     head = github.git.head(MEMORY_BRANCH)
     assert head is not None and "Second fact" not in head.files[COMMITTED]
+
+
+def test_a_refused_migration_and_save_are_reported_once(
+    tmp_path: Path, world: tuple[FakeCacheService, FakeGitHub]
+) -> None:
+    service, github = world
+    run(tmp_path, 1, service, writer(), "cache")
+    github.git.read_only = True  # the token may not write contents
+    log = run(tmp_path, 2, service, writer(FACT + "- Second fact.\n"), "auto")
+    assert log.count("this run goes on with the Actions cache") == 1
+    assert "::notice" in log and "contents: write" in log
+    later = reader()
+    run(tmp_path, 3, service, later, "auto")
+    assert "Second fact" in later.system_prompts[0]  # saved to the cache, read from it
