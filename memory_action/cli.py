@@ -3,6 +3,7 @@
     memory-agent review --repo OWNER/NAME --pr N [--dry-run] [--store-dir DIR] [--model …]
     memory-agent review --local [--base REF] [--model …]   the current checkout's git diff
     memory-agent memory list|show|diff|blame [--store-dir DIR] [--agent-name NAME]
+    memory-agent memory log|rollback REV|export|import FILE [--repo OWNER/NAME | --store-dir DIR]
     memory-agent run        the action itself, from INPUT_* and GITHUB_* (what the image runs)
 
 Only ``argparse`` is imported up front, so ``--help`` answers at once.
@@ -104,6 +105,34 @@ def _add_memory(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -
     blame.add_argument("--key", help="an exact key or a key prefix (newest match)")
     for parser in (listing, show, diff, blame):
         _add_store_options(parser)
+    _add_history(actions)
+
+
+def _add_history(actions: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    log = actions.add_parser("log", help="the history of committed memory, newest first")
+    rollback = actions.add_parser(
+        "rollback", help="restore an earlier state as a new entry (never a rewrite)"
+    )
+    rollback.add_argument("revision", help="a commit (with --repo) or an entry key from 'log'")
+    export = actions.add_parser("export", help="write committed memory as a plain AGENTS.md")
+    export.add_argument("--out", default="AGENTS.md", help="file to write (default AGENTS.md)")
+    imported = actions.add_parser(
+        "import", help="seed committed memory from an AGENTS.md (secret and size checked)"
+    )
+    imported.add_argument("file", help="the AGENTS.md to import")
+    imported.add_argument("--max-memory-kb", type=int, default=16, help="size budget in KiB")
+    for parser in (log, rollback, export, imported):
+        _add_store_options(parser)
+        parser.add_argument(
+            "--repo",
+            help="OWNER/NAME: the memory branch of this repository (memory_store: git), read "
+            "and written with $GITHUB_TOKEN (or $GH_TOKEN); default: the local store",
+        )
+        parser.add_argument(
+            "--prefix",
+            help="the key prefix of the committed memory (default: the agent's repository "
+            "memory, memory-agent/v1/<agent>/repo/committed/)",
+        )
 
 
 def main(argv: Sequence[str] | None = None) -> int:

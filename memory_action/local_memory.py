@@ -15,6 +15,8 @@ from memory_action.scope import KEY_FORMAT
 from memory_action.settings import parse_agent_name
 from memory_action.store.local import LocalDirectoryStore, StoredEntry, default_store_dir
 
+HISTORY_COMMANDS = ("log", "rollback", "export", "import")
+
 
 def open_store(args: argparse.Namespace, env: Mapping[str, str]) -> LocalDirectoryStore:
     root = Path(args.store_dir).expanduser() if args.store_dir else default_store_dir(env)
@@ -22,8 +24,12 @@ def open_store(args: argparse.Namespace, env: Mapping[str, str]) -> LocalDirecto
 
 
 def memory_command(args: argparse.Namespace, env: Mapping[str, str], out: TextIO) -> int:
-    store = open_store(args, env)
     agent_prefix = f"{KEY_FORMAT}/{parse_agent_name(args.agent_name).lower()}/"
+    if args.memory_command in HISTORY_COMMANDS:
+        from memory_action.memory_commands import history_command  # noqa: PLC0415
+
+        return history_command(args, env, agent_prefix, out)
+    store = open_store(args, env)
     if args.memory_command == "list":
         return _list(store, agent_prefix, out)
     if args.memory_command == "show":

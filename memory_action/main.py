@@ -64,6 +64,9 @@ def _run_action(
     github = GitHubClient(settings.github_token.reveal(), context.api_url, context.repository)
     # The payload cannot say who may write or whether a commented pull request is a fork.
     context = settle_trust(context, github)
+    from memory_action.store.git_choice import allow_git_writes  # noqa: PLC0415
+
+    context = allow_git_writes(settings, context)
     services = build_services(settings, context, env, workflow, build_model, github=github)
     services = dataclasses.replace(services, sleep=sleep)
     result = pipeline.run(settings, context, services)

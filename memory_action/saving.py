@@ -11,6 +11,12 @@ from memory_action.memory.review_ledger import ReviewLedger
 from memory_action.plan import Plan
 from memory_action.store.base import SaveResult
 
+# A store with compare-and-swap (the git store) refuses a save that lost a race: the run merges
+# with the winner and tries again, a bounded number of times. Every lost race is another run's
+# save that went through, so runs saving at once need at most as many attempts as there are of
+# them: 30 covers a large matrix.
+MAX_SAVE_ATTEMPTS = 30
+
 
 def save(
     the_plan: Plan,
@@ -37,23 +43,28 @@ def save(
         the_plan.log.info(f"Memory not saved: {reason}.")
         return SaveResult(saved=False, key=key, reason=reason)
     layers = the_plan.layers(store)
-    text, state, provenance, holds, notes = prepare_save(
-        layers, the_plan.scope, start, final, provenance
-    )
-    if ledger is not None:
-        state = replace(state, review=ledger)
-    for note in notes:
-        the_plan.log.info(f"Memory: {note}")
-    over = len(text.encode()) - the_plan.settings.max_memory_bytes
-    if over > 0:
-        reason = (
-            f"it is {over} bytes over max_memory_kb={the_plan.settings.max_memory_kb} after "
-            "merging; nothing was cut, the next run merges again and consolidates"
+    result = SaveResult(saved=False, key=key)
+    for _ in range(MAX_SAVE_ATTEMPTS):
+        text, state, provenance_saved, holds, notes = prepare_save(
+            layers, the_plan.scope, start, final, provenance
         )
-        the_plan.log.warning(f"Memory not saved: {reason}.")
-        return SaveResult(saved=False, key=key, reason=reason)
-    write_entry(the_plan.folder, text, state, provenance)
-    result = store.save(key, the_plan.folder)
+        if ledger is not None:
+            state = replace(state, review=ledger)
+        for note in notes:
+            the_plan.log.info(f"Memory: {note}")
+        over = len(text.encode()) - the_plan.settings.max_memory_bytes
+        if over > 0:
+            reason = (
+                f"it is {over} bytes over max_memory_kb={the_plan.settings.max_memory_kb} after "
+                "merging; nothing was cut, the next run merges again and consolidates"
+            )
+            the_plan.log.warning(f"Memory not saved: {reason}.")
+            return SaveResult(saved=False, key=key, reason=reason)
+        write_entry(the_plan.folder, text, state, provenance_saved)
+        result = store.save(key, the_plan.folder)
+        if not result.raced:
+            break
+        the_plan.log.info(f"Memory: {result.reason}; merging again")
     _report_save(the_plan, result)
     if result.saved:
         _prune(the_plan, holds, result.key)

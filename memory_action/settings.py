@@ -49,6 +49,14 @@ class ScopeKind(enum.StrEnum):
     REPO = "repo"
 
 
+class StoreKind(enum.StrEnum):
+    """Where committed memory lives: the Actions cache, a git branch, or git when allowed."""
+
+    CACHE = "cache"
+    GIT = "git"
+    AUTO = "auto"
+
+
 class Mode(enum.StrEnum):
     AUTO = "auto"
     REVIEW = "review"
@@ -100,6 +108,7 @@ class Settings:
     max_input_tokens: int | None = None  # None: the model profile's input limit
     max_model_calls: int = 12
     exclude: tuple[str, ...] = ()  # globs of changed files the review skips
+    memory_store: StoreKind = StoreKind.CACHE
 
     @property
     def memory_file(self) -> PurePosixPath:
@@ -311,6 +320,9 @@ def parse_settings(env: Mapping[str, str]) -> Settings:
             "max_model_calls", lambda r: parse_int("max_model_calls", r, MAX_MODEL_CALLS), 12
         ),
         exclude=pick("exclude", parse_exclude, ()),
+        memory_store=pick(
+            "memory_store", lambda r: parse_enum("memory_store", r, StoreKind), StoreKind.CACHE
+        ),
     )
 
 

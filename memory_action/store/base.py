@@ -78,6 +78,7 @@ class SaveResult:
     reason: str = ""  # why it was not saved, or a note such as "already existed"
     size_bytes: int | None = None
     write_denied: bool = False  # the store refuses every write this run (read-only token, mode)
+    raced: bool = False  # another run saved first: merge with what it saved and save again
 
 
 class MemoryStore(Protocol):

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 
 from memory_action.context import RunContext
 from memory_action.gha import Workflow
-from memory_action.settings import Settings
+from memory_action.settings import Settings, StoreKind
 from memory_action.store.base import LayerAdmin, MemoryStore
 
 if TYPE_CHECKING:
@@ -30,9 +30,22 @@ def actions_store(
     settings: Settings, context: RunContext, env: Mapping[str, str], workflow: Workflow
 ) -> StoreChoice:
     """The Actions cache when this step can reach it; ``MEMORY_AGENT_STORE_DIR`` otherwise
-    (a self-hosted runner with a persistent disk, or tests); else memory is off for the run."""
+    (a self-hosted runner with a persistent disk, or tests); else memory is off for the run.
+    With ``memory_store: git`` or ``auto``, committed memory lives on a git branch instead
+    (``git_choice``)."""
     if not settings.enable_memory:
         return StoreChoice(None, "enable_memory is false")
+    choice = _cache_choice(settings, context, env, workflow)
+    if settings.memory_store is StoreKind.CACHE or not settings.github_token:
+        return choice
+    from memory_action.store.git_choice import with_git  # noqa: PLC0415
+
+    return with_git(settings, context, workflow, choice)
+
+
+def _cache_choice(
+    settings: Settings, context: RunContext, env: Mapping[str, str], workflow: Workflow
+) -> StoreChoice:
     from memory_action.store.cache_env import decide_cache_config  # noqa: PLC0415
 
     decision = decide_cache_config(env)

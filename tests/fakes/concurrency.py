@@ -47,6 +47,8 @@ class RaceResult:
     reader_log: str = ""  # the log of the run that reads what the racers left
     reader_summary: str = ""  # its job summary
     reader_downloads: int = 0  # blob downloads of that run (entries it read)
+    commits: int = 0  # memory commits the racers made (memory_store: git)
+    git_calls: int = 0  # their GitHub calls for memory (GraphQL and the git data API)
 
 
 @dataclass(frozen=True)
@@ -55,10 +57,18 @@ class _Ran:
     summary: str
 
 
-def _run(
-    root: Path, run_id: int, service: FakeCacheService, model: ScriptedChatModel, *, lossless: bool
+def run_once(
+    root: Path,
+    run_id: int,
+    service: FakeCacheService,
+    model: ScriptedChatModel,
+    *,
+    lossless: bool,
+    store: str = "cache",
 ) -> _Ran:
-    runner = CacheRunner(root / f"run-{run_id}", extra_env=service.env(), run_id=run_id - 1)
+    """One push run on main with ``model``; its log and job summary."""
+    extra = {**service.env(), "INPUT_MEMORY_STORE": store}
+    runner = CacheRunner(root / f"run-{run_id}", extra_env=extra, run_id=run_id - 1)
     runner.root.mkdir(parents=True)
     env = runner.env("push", push_event(), MAIN_REF)
     out = io.StringIO()
@@ -80,12 +90,14 @@ def race(
     lossless: bool = True,
     one_workflow_run: bool = False,
     actions: str = "write",
+    store: str = "cache",
 ) -> RaceResult:
     """Seed memory, race ``runs`` runs that each add one fact, then read what is left.
 
     ``one_workflow_run``: the racers are jobs of one workflow run (a matrix): the same run id
     and attempt, and the same job id. ``actions``: the token's permission on the cache REST API,
-    ``write`` (list and delete), ``read`` (list only) or ``none``."""
+    ``write`` (list and delete), ``read`` (list only) or ``none``. ``store``: the
+    ``memory_store`` input (``git`` keeps committed memory on the fake's memory branch)."""
     if actions not in PERMISSIONS:
         raise ValueError(f"actions must be one of {', '.join(PERMISSIONS)}, not {actions!r}")
     github.cache = service if actions != "none" else None
@@ -94,7 +106,8 @@ def race(
         tool_call("write_file", {"file_path": MEMORY, "content": HEADING}), "Seeded."
     )
     with redirect_stdout(io.StringIO()), redirect_stderr(io.StringIO()):
-        _run(root, 1, service, seed, lossless=lossless)
+        run_once(root, 1, service, seed, lossless=lossless, store=store)
+    commits_before, calls_before = github.git.verified_commits, len(_git_calls(github))
     barrier = threading.Barrier(runs)
     codes = [1] * runs
 
@@ -112,7 +125,7 @@ def race(
         )
         model.before_first_call = lambda: barrier.wait(timeout=60)  # every run has restored
         run_id = 100 if one_workflow_run else 100 + number
-        _run(root / f"job-{number}", run_id, service, model, lossless=lossless)
+        run_once(root / f"job-{number}", run_id, service, model, lossless=lossless, store=store)
         codes[number] = 0
 
     threads = [threading.Thread(target=one, args=(n,)) for n in range(runs)]
@@ -121,14 +134,22 @@ def race(
             thread.start()
         for thread in threads:
             thread.join(timeout=120)
+        commits = github.git.verified_commits - commits_before
+        git_calls = len(_git_calls(github)) - calls_before
         reader = ScriptedChatModel.from_script("Nothing to add.")
         downloads = len(service.requests_to(BLOB_GET))
-        ran = _run(root, 999, service, reader, lossless=lossless)
+        ran = run_once(root, 999, service, reader, lossless=lossless, store=store)
         downloads = len(service.requests_to(BLOB_GET)) - downloads
     prompt = reader.system_prompts[0]
     kept = sum(1 for n in range(runs) if fact(n) in prompt)
     left = len(service.visible())
-    return RaceResult(runs, codes, kept, prompt, left, ran.log, ran.summary, downloads)
+    return RaceResult(
+        runs, codes, kept, prompt, left, ran.log, ran.summary, downloads, commits, git_calls
+    )
+
+
+def _git_calls(github: FakeGitHub) -> list[tuple[str, str]]:
+    return [(m, url) for m, url in github.calls if "/graphql" in url or "/git/" in url]
 
 
 def summary_line(result: RaceResult, label: str) -> str:

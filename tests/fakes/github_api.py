@@ -7,7 +7,8 @@ to PyGithub in-process through ``responses`` (PyGithub 2.x sends every request t
 and ``tests/fakes/github_http.py`` serves it over a real socket for other processes.
 ``read_only=True`` answers comment writes with 403, like a fork's token. Pull request reviews,
 their comments, reactions and threads and commit comparisons are ``github.reviews``
-(``tests/fakes/github_reviews.py``).
+(``tests/fakes/github_reviews.py``); the git data API and ``createCommitOnBranch`` are
+``github.git`` (``tests/fakes/github_git.py``).
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from urllib.parse import unquote, urlsplit
 import requests
 import responses
 
+from tests.fakes.github_git import FakeGitData
 from tests.fakes.github_reviews import FakeReviews
 from tests.fakes.github_wire import (
     GITHUB_MAX_PER_PAGE,
@@ -102,10 +104,12 @@ class FakeGitHub:
     runs: dict[int, tuple[str, str] | None] = field(default_factory=dict)
 
     reviews: FakeReviews = field(init=False)
+    git: FakeGitData = field(init=False)  # the git data API and createCommitOnBranch
 
     def __post_init__(self) -> None:
         self.permissions.setdefault(AUTHOR, "write")
         self.reviews = FakeReviews(self)
+        self.git = FakeGitData(self)
 
     def merge(self, number: int, sha: str) -> None:
         self.pulls[number].merged_in = sha
@@ -170,6 +174,7 @@ class FakeGitHub:
             ("GET", r"/actions/caches", self._list_caches),
             ("DELETE", r"/actions/caches/(\d+)", self._delete_cache),
             *self.reviews.routes(),
+            *self.git.routes(),
         ]
         compiled = [(method, re.compile(repo + path), handler) for method, path, handler in routes]
         graphql = re.compile(r"(?:/api)?/graphql")
@@ -297,6 +302,8 @@ class FakeGitHub:
 
     def _graphql(self, request: ApiRequest) -> Reply:
         query = json.loads(request.body or "{}")
+        if self.git.handles(query["query"]):
+            return self.git.graphql(query)
         if "reviewThreads" in query["query"]:
             return self.reviews.threads_graphql(query)
         if "viewer" in query["query"]:

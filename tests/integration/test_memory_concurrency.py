@@ -8,9 +8,10 @@ from pathlib import Path
 import pytest
 
 from memory_action.layers import NOT_LISTED_NOTE
+from memory_action.store.git import MEMORY_BRANCH
 from tests.fakes.cache_harness import default_tuning, fast_tuning
 from tests.fakes.cache_service import CREATE, FakeCacheService
-from tests.fakes.concurrency import MAIN_REF, race
+from tests.fakes.concurrency import MAIN_REF, fact, race
 from tests.fakes.github_api import FakeGitHub
 
 
@@ -84,3 +85,18 @@ def test_newest_entry_wins_loses_facts_under_the_same_race(
     assert result.exit_codes == [0] * 20
     assert result.facts_kept < 20
     print(f"newest-entry-wins kept {result.facts_kept}/20 facts")
+
+
+def test_twenty_trusted_runs_racing_on_the_git_store_keep_every_fact(tmp_path: Path) -> None:
+    github = FakeGitHub()
+    with FakeCacheService([MAIN_REF]) as service, default_tuning(fast_tuning([])), github.serve():
+        result = race(tmp_path, service, github, runs=20, store="git")
+    assert result.exit_codes == [0] * 20
+    assert result.facts_kept == 20, result.final_prompt
+    assert result.commits == 20  # one commit per save: a lost race writes nothing
+    head = github.git.head(MEMORY_BRANCH)
+    assert head is not None and all(
+        fact(n) in head.files["memory-agent/v1/memory-agent/repo/committed/AGENTS.md"]
+        for n in range(20)
+    )
+    assert not github.git.protected and github.unknown == []

@@ -18,6 +18,7 @@ from memory_action.settings import (
     ScopeKind,
     Secret,
     Settings,
+    StoreKind,
     parse_settings,
 )
 
@@ -39,6 +40,7 @@ ALL_INPUTS = (
     "max_input_tokens",
     "max_model_calls",
     "exclude",
+    "memory_store",
 )
 
 
@@ -75,6 +77,7 @@ DEFAULTS = [
     ("max_input_tokens", None),
     ("max_model_calls", 12),
     ("exclude", ()),
+    ("memory_store", StoreKind.CACHE),
 ]
 
 
@@ -134,6 +137,9 @@ VALID = [
     ("mode", "Review", Mode.REVIEW),
     ("mode", "maintenance", Mode.MAINTENANCE),
     ("mode", "MAINTENANCE", Mode.MAINTENANCE),
+    ("memory_store", "git", StoreKind.GIT),
+    ("memory_store", " Auto ", StoreKind.AUTO),
+    ("memory_store", "CACHE", StoreKind.CACHE),
     # numbers at both bounds and in between
     ("max_memory_kb", "1", 1),
     ("max_memory_kb", "16", 16),
@@ -262,6 +268,7 @@ MODEL = "provider:model with provider github, openai or anthropic"
 URL = "empty, or an http(s) URL"
 
 INVALID = [
+    *[("memory_store", raw, "cache | git | auto") for raw in ("s3", "branch", "git,cache")],
     *[("enable_memory", raw, BOOL) for raw in ("yes", "no", "1", "0", "on", "off", "t", "truee")],
     *[("post_comment", raw, BOOL) for raw in ("yes", "1", "on", "y")],
     *[("memory_scope", raw, SCOPES) for raw in ("prs", "repository", "global", "pr,branch")],

@@ -1,0 +1,57 @@
+"""Which history the ``memory log|rollback|export|import`` commands work on, and dispatching."""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Mapping
+from pathlib import Path
+from typing import TextIO
+
+from memory_action.errors import InputError
+from memory_action.local_memory import open_store
+from memory_action.memory_history import (
+    GitHistory,
+    History,
+    LocalHistory,
+    export,
+    import_file,
+    rollback,
+    show_log,
+)
+
+DEFAULT_API_URL = "https://api.github.com"
+
+
+def history_command(
+    args: argparse.Namespace, env: Mapping[str, str], agent_prefix: str, out: TextIO
+) -> int:
+    prefix = args.prefix or f"{agent_prefix}repo/committed/"
+    if not prefix.endswith("/"):
+        raise InputError(f"--prefix {prefix!r} must end with '/' (a key prefix, not a key).")
+    history = _open(args, env)
+    if args.memory_command == "log":
+        return show_log(history, prefix, out)
+    if args.memory_command == "rollback":
+        return rollback(history, prefix, args.revision, out)
+    if args.memory_command == "export":
+        return export(history, prefix, Path(args.out), out)
+    return import_file(history, prefix, Path(args.file), args.max_memory_kb * 1024, out)
+
+
+def _open(args: argparse.Namespace, env: Mapping[str, str]) -> History:
+    if not args.repo:
+        return LocalHistory(open_store(args, env))
+    token = (env.get("GITHUB_TOKEN") or env.get("GH_TOKEN") or "").strip()
+    if not token:
+        raise InputError(
+            "--repo reads the memory branch with $GITHUB_TOKEN (or $GH_TOKEN): set one."
+        )
+    from memory_action.github import GitHubClient  # noqa: PLC0415 - PyGithub loads slowly
+    from memory_action.store.git import GitMemoryStore  # noqa: PLC0415
+    from memory_action.store.git_remote import GitHubGitRemote  # noqa: PLC0415
+
+    api_url = env.get("GITHUB_API_URL") or DEFAULT_API_URL
+    client = GitHubClient(token, api_url, args.repo)
+    redact = lambda text: text.replace(token, "***")  # noqa: E731
+    remote = GitHubGitRemote(client.repository, args.repo, redact)
+    return GitHistory(GitMemoryStore(remote, origin="Run: memory-agent CLI"))

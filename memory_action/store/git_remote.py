@@ -1,0 +1,375 @@
+"""The GitHub calls the git memory store makes: read a folder of a branch, commit to it, create it.
+
+- Reads go through GraphQL: one query answers the branch's head commit and the folder's files at
+  that commit, so what is read and the head it was read at always belong together.
+- Writes go through GraphQL ``createCommitOnBranch`` with ``expectedHeadOid``: GitHub appends
+  the commit only if the branch still points at the head the writer read (else it answers a
+  ``STALE_DATA`` error, "Expected branch to point to … but it did not"), and signs it, so every
+  memory commit is verified. It never moves a branch anywhere but forward.
+- ``createCommitOnBranch`` needs a branch to exist: the memory branch is created once as an
+  orphan through the REST git data API (PyGithub: a tree, a commit without parents, a ref).
+  Creating the ref fails with 422 when a concurrent run created it first, which is fine.
+
+Every write needs ``contents: write``. A refusal of the token (403, "Resource not accessible by
+integration") and a refusal of branch protection or a ruleset ("protected branch", "Repository
+rule violations") are told apart, because a run reports them differently. Answers are untrusted
+JSON, parsed into pydantic models; trouble is a ``GitRemoteError`` whose message is one line.
+"""
+
+from __future__ import annotations
+
+import base64
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+import requests
+from github import GithubException, InputGitTreeElement
+from github.Repository import Repository
+from pydantic import BaseModel, ValidationError
+
+MAX_HISTORY = 100  # GraphQL's largest page
+ModelT = TypeVar("ModelT", bound=BaseModel)
+
+_TREE_FIELDS = """
+fragment folder on Commit {
+  oid
+  file(path: $path) {
+    object {
+      ... on Tree {
+        entries {
+          name
+          object {
+            ... on Blob { text }
+            ... on Tree { entries { name object { ... on Blob { text } } } }
+          }
+        }
+      }
+    }
+  }
+}
+"""
+READ_HEAD = (
+    "query ReadMemoryFolder($owner: String!, $name: String!, $ref: String!, $path: String!) {\n"
+    "  repository(owner: $owner, name: $name) {\n"
+    "    ref(qualifiedName: $ref) { target { ...folder } }\n"
+    "  }\n"
+    "}\n" + _TREE_FIELDS
+)
+READ_AT = (
+    "query ReadMemoryFolderAt($owner: String!, $name: String!, $oid: GitObjectID!, "
+    "$path: String!) {\n"
+    "  repository(owner: $owner, name: $name) { object(oid: $oid) { ...folder } }\n"
+    "}\n" + _TREE_FIELDS
+)
+HISTORY = """
+query MemoryHistory($owner: String!, $name: String!, $ref: String!, $path: String!, $first: Int!) {
+  repository(owner: $owner, name: $name) {
+    ref(qualifiedName: $ref) {
+      target {
+        ... on Commit {
+          history(first: $first, path: $path) {
+            nodes { oid committedDate messageHeadline messageBody }
+          }
+        }
+      }
+    }
+  }
+}
+"""
+COMMIT = """
+mutation CommitMemory($input: CreateCommitOnBranchInput!) {
+  createCommitOnBranch(input: $input) { commit { oid } }
+}
+"""
+_STALE = "STALE_DATA"
+_PROTECTION_SIGNS = ("protected branch", "repository rule violations", "rule violation")
+_PERMISSION_SIGNS = ("resource not accessible", "must have push access", "permission")
+
+
+class GitRemoteError(Exception):
+    """GitHub did not do what was asked; the message says what and why, in one line."""
+
+
+class StaleHeadError(GitRemoteError):
+    """The branch moved since it was read: re-read and try again."""
+
+
+class WriteRefusedError(GitRemoteError):
+    """The write was refused for good this run: ``protected`` by branch protection or a
+    ruleset, else the token may not write contents."""
+
+    def __init__(self, message: str, *, protected: bool) -> None:
+        super().__init__(message)
+        self.protected = protected
+
+
+@dataclass(frozen=True)
+class FolderSnapshot:
+    """A folder of a branch at one commit: ``head`` None when the branch does not exist;
+    ``files`` (relative path → text) None when the folder does not exist."""
+
+    head: str | None
+    files: Mapping[str, str] | None
+
+
+@dataclass(frozen=True)
+class Revision:
+    """One commit that changed a folder."""
+
+    oid: str
+    committed: str  # ISO 8601, as GitHub answers it
+    headline: str
+    body: str
+
+
+# -- GraphQL answers, validated ---------------------------------------------------------------
+
+
+class _Blob(BaseModel):
+    text: str | None = None
+
+
+class _Leaf(BaseModel):
+    name: str
+    object: _Blob | None = None
+
+
+class _Node(BaseModel):
+    text: str | None = None  # a blob
+    entries: list[_Leaf] | None = None  # a tree
+
+
+class _Entry(BaseModel):
+    name: str
+    object: _Node | None = None
+
+
+class _Tree(BaseModel):
+    entries: list[_Entry] | None = None
+
+
+class _File(BaseModel):
+    object: _Tree | None = None
+
+
+class _Commit(BaseModel):
+    oid: str
+    file: _File | None = None
+
+
+class _Target(BaseModel):
+    target: _Commit | None = None
+
+
+class _History(BaseModel):
+    nodes: list[dict[str, Any]]
+
+
+class GitHubGitRemote:
+    """One repository's git data through a PyGithub ``Repository`` (its requester sends the
+    GraphQL calls). ``calls`` counts the requests sent, for the figures."""
+
+    def __init__(
+        self, repository: Repository, full_name: str, redact: Callable[[str], str] = str
+    ) -> None:
+        self._repository = repository
+        self._redact = redact
+        owner, _, name = full_name.partition("/")
+        self._owner, self._name = owner, name
+        self.calls = 0
+
+    @property
+    def repository_name(self) -> str:
+        return f"{self._owner}/{self._name}"
+
+    # -- reads ------------------------------------------------------------------------------------
+
+    def read(self, branch: str, path: str, at: str | None = None) -> FolderSnapshot:
+        """The folder at the branch's head (or at commit ``at``)."""
+        variables: dict[str, Any] = {"owner": self._owner, "name": self._name, "path": path}
+        if at is None:
+            data = self._graphql(READ_HEAD, variables | {"ref": _qualified(branch)}, "reading")
+            node = data.get("repository", {}).get("ref")
+            commit = _parse(_Target, node, "the branch").target if node else None
+        else:
+            data = self._graphql(READ_AT, variables | {"oid": at}, "reading")
+            node = data.get("repository", {}).get("object")
+            commit = _parse(_Commit, node, "the commit") if node else None
+            if commit is None:
+                raise GitRemoteError(f"commit {at} is not in {self.repository_name}")
+        if commit is None:
+            return FolderSnapshot(None, None)
+        tree = commit.file.object if commit.file is not None else None
+        if tree is None or tree.entries is None:
+            return FolderSnapshot(commit.oid, None)
+        return FolderSnapshot(commit.oid, dict(_files(tree.entries)))
+
+    def history(self, branch: str, path: str, limit: int = MAX_HISTORY) -> list[Revision]:
+        """The commits of ``branch`` that changed ``path``, newest first."""
+        variables = {
+            "owner": self._owner,
+            "name": self._name,
+            "ref": _qualified(branch),
+            "path": path,
+            "first": max(1, min(limit, MAX_HISTORY)),
+        }
+        data = self._graphql(HISTORY, variables, "reading the history")
+        ref = data.get("repository", {}).get("ref")
+        if not ref or not ref.get("target"):
+            return []
+        history = _parse(_History, ref["target"].get("history"), "the history")
+        revisions = []
+        for node in history.nodes:
+            try:
+                revisions.append(
+                    Revision(
+                        oid=str(node["oid"]),
+                        committed=str(node["committedDate"]),
+                        headline=str(node.get("messageHeadline") or ""),
+                        body=str(node.get("messageBody") or ""),
+                    )
+                )
+            except KeyError as exc:
+                raise GitRemoteError(f"GitHub's history answer lacks {exc}") from None
+        return revisions
+
+    # -- writes -----------------------------------------------------------------------------------
+
+    def commit(
+        self,
+        branch: str,
+        expected_head: str,
+        additions: Mapping[str, str],
+        deletions: tuple[str, ...],
+        message: tuple[str, str],
+    ) -> str:
+        """Append one commit to ``branch`` if it still points at ``expected_head``; its oid."""
+        headline, body = message
+        changes = {
+            "additions": [
+                {"path": path, "contents": base64.b64encode(text.encode()).decode()}
+                for path, text in sorted(additions.items())
+            ],
+            "deletions": [{"path": path} for path in deletions],
+        }
+        commit_input = {
+            "branch": {
+                "repositoryNameWithOwner": self.repository_name,
+                "branchName": _qualified(branch),
+            },
+            "expectedHeadOid": expected_head,
+            "fileChanges": changes,
+            "message": {"headline": headline, "body": body},
+        }
+        data = self._graphql(COMMIT, {"input": commit_input}, "committing memory", write=True)
+        try:
+            return str(data["createCommitOnBranch"]["commit"]["oid"])
+        except (KeyError, TypeError):
+            raise GitRemoteError("GitHub's answer to the memory commit has no commit") from None
+
+    def create_branch(self, branch: str, files: Mapping[str, str], message: str) -> bool:
+        """Create ``branch`` as an orphan holding ``files``; False when it exists already."""
+        elements = [
+            InputGitTreeElement(path, "100644", "blob", content=text)
+            for path, text in sorted(files.items())
+        ]
+        with self._rest(f"creating the branch {branch}"):
+            self.calls += 1
+            tree = self._repository.create_git_tree(elements)
+            self.calls += 1
+            commit = self._repository.create_git_commit(message, tree, [])
+            self.calls += 1
+            try:
+                self._repository.create_git_ref(_qualified(branch), commit.sha)
+            except GithubException as exc:
+                if exc.status == 422:  # "Reference already exists": a concurrent run made it
+                    return False
+                raise
+        return True
+
+    # -- plumbing ---------------------------------------------------------------------------------
+
+    def _graphql(
+        self, query: str, variables: Mapping[str, Any], action: str, *, write: bool = False
+    ) -> dict[str, Any]:
+        requester = self._repository.requester
+        with self._rest(action):
+            self.calls += 1
+            _, answer = requester.requestJsonAndCheck(
+                "POST", requester.graphql_url, input={"query": query, "variables": variables}
+            )
+        if not isinstance(answer, dict):
+            raise GitRemoteError(f"{action} failed: GitHub's answer is not a JSON object")
+        errors = answer.get("errors")
+        if errors:
+            raise _graphql_error(action, errors, self._redact, write=write)
+        data = answer.get("data")
+        if not isinstance(data, dict):
+            raise GitRemoteError(f"{action} failed: GitHub's answer has no data")
+        return data
+
+    @contextmanager
+    def _rest(self, action: str) -> Iterator[None]:
+        try:
+            yield
+        except GithubException as exc:
+            data = exc.data if isinstance(exc.data, dict) else {}
+            message = " ".join(str(data.get("message") or exc.message or "").split())
+            text = self._redact(f"{action} failed: HTTP {exc.status} {message}".strip())
+            if exc.status == 403:
+                raise WriteRefusedError(text, protected=_protected(message)) from None
+            raise GitRemoteError(text) from None
+        except requests.RequestException as exc:
+            raise GitRemoteError(self._redact(f"{action} failed: {exc}")) from None
+
+
+def _qualified(branch: str) -> str:
+    return branch if branch.startswith("refs/heads/") else f"refs/heads/{branch}"
+
+
+def _files(entries: list[_Entry]) -> Iterator[tuple[str, str]]:
+    """The folder's text files, one level of subfolders deep (the state folder)."""
+    for entry in entries:
+        node = entry.object
+        if node is None:
+            continue
+        if node.text is not None:
+            yield entry.name, node.text
+        for leaf in node.entries or []:
+            if leaf.object is not None and leaf.object.text is not None:
+                yield f"{entry.name}/{leaf.name}", leaf.object.text
+
+
+def _parse(model: type[ModelT], value: object, what: str) -> ModelT:
+    try:
+        return model.model_validate(value)
+    except ValidationError as exc:
+        raise GitRemoteError(
+            f"GitHub's answer about {what} is malformed ({exc.error_count()} problems)"
+        ) from None
+
+
+def _protected(message: str) -> bool:
+    lowered = message.lower()
+    return any(sign in lowered for sign in _PROTECTION_SIGNS)
+
+
+def _graphql_error(
+    action: str, errors: object, redact: Callable[[str], str], *, write: bool
+) -> GitRemoteError:
+    items = [e for e in errors if isinstance(e, dict)] if isinstance(errors, list) else []
+    messages = "; ".join(" ".join(str(e.get("message", "")).split()) for e in items)
+    text = redact(f"{action} failed: {messages or 'GitHub answered an error'}")
+    if any(e.get("type") == _STALE for e in items):
+        return StaleHeadError(text)
+    lowered = messages.lower()
+    if write and _protected(messages):
+        return WriteRefusedError(text, protected=True)
+    if write and (
+        any(e.get("type") == "FORBIDDEN" for e in items)
+        or any(sign in lowered for sign in _PERMISSION_SIGNS)
+    ):
+        return WriteRefusedError(text, protected=False)
+    return GitRemoteError(text)

@@ -1,0 +1,90 @@
+"""``memory-agent memory log|rollback|export|import``, on the local store and on the git branch."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from memory_action.store.git import MEMORY_BRANCH
+from tests.fakes.github_api import REPOSITORY, FakeGitHub
+from tests.integration.test_cli import run_cli
+
+COMMITTED = "memory-agent/v1/memory-agent/repo/committed/"
+FIRST, SECOND = "- First convention.\n", "- Second convention.\n"
+TOKEN_LIKE = "ghp_" + "Ab3dE6gH9jK2mN5pQ8sT1vW4yZ7bC0eF3hJ6"
+
+
+def memory_file(tmp_path: Path, name: str, text: str) -> Path:
+    path = tmp_path / name
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+@pytest.fixture
+def github(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeGitHub]:
+    monkeypatch.setenv("GITHUB_TOKEN", "t0ken-for-the-fake")
+    monkeypatch.delenv("GITHUB_API_URL", raising=False)
+    fake = FakeGitHub()
+    with fake.serve():
+        yield fake
+
+
+@pytest.mark.parametrize("where", ["local", "git"])
+def test_import_log_rollback_export(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, github: FakeGitHub, where: str
+) -> None:
+    store = ["--repo", REPOSITORY] if where == "git" else ["--store-dir", str(tmp_path / "store")]
+    for name, text in (("first.md", FIRST), ("second.md", SECOND)):
+        code, out, err = run_cli(
+            capsys, "memory", "import", str(memory_file(tmp_path, name, text)), *store
+        )
+        assert code == 0, err
+        assert "Imported" in out
+    code, out, _ = run_cli(capsys, "memory", "log", *store)
+    revisions = [line.split()[0] for line in out.splitlines()]
+    assert code == 0 and len(revisions) == 2
+    code, out, err = run_cli(capsys, "memory", "rollback", revisions[1], *store)
+    assert code == 0, err
+    assert "as a new entry" in out
+    exported = tmp_path / "out" / "AGENTS.md"
+    code, _, err = run_cli(capsys, "memory", "export", "--out", str(exported), *store)
+    assert code == 0, err
+    assert exported.read_text() == FIRST  # the rollback restored the first state
+    assert json.loads((tmp_path / "out" / "AGENTS.provenance.json").read_text()) is not None
+    code, out, _ = run_cli(capsys, "memory", "log", *store)
+    assert len(out.splitlines()) == 3  # nothing rewritten: the rollback is one more entry
+    if where == "git":
+        commits = github.git.log(MEMORY_BRANCH)
+        assert len(commits) == 4  # the orphan root and three memory commits, in a line
+        assert commits[0].files[f"{COMMITTED}AGENTS.md"] == FIRST
+
+
+@pytest.mark.parametrize("where", ["local", "git"])
+def test_an_import_holding_a_secret_or_over_budget_is_refused(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, github: FakeGitHub, where: str
+) -> None:
+    store = ["--repo", REPOSITORY] if where == "git" else ["--store-dir", str(tmp_path / "store")]
+    secret = memory_file(tmp_path, "secret.md", f"- Deploy with {TOKEN_LIKE}\n")
+    code, _, err = run_cli(capsys, "memory", "import", str(secret), *store)
+    assert code != 0 and "Not imported" in err and TOKEN_LIKE not in err
+    assert len(err.strip().splitlines()) == 1
+    big = memory_file(tmp_path, "big.md", "- a fact\n" * 300)
+    code, _, err = run_cli(capsys, "memory", "import", str(big), "--max-memory-kb", "1", *store)
+    assert code != 0 and "over the memory budget" in err
+    code, out, _ = run_cli(capsys, "memory", "log", *store)
+    assert "No committed memory" in out
+    assert github.git.head(MEMORY_BRANCH) is None
+
+
+def test_a_rollback_to_a_commit_that_never_held_this_memory_is_refused(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, github: FakeGitHub
+) -> None:
+    run_cli(
+        capsys, "memory", "import", str(memory_file(tmp_path, "a.md", FIRST)), "--repo", REPOSITORY
+    )
+    code, _, err = run_cli(capsys, "memory", "rollback", "0" * 40, "--repo", REPOSITORY)
+    assert code != 0 and "did not change" in err
+    assert len(github.git.log(MEMORY_BRANCH)) == 2

@@ -1,0 +1,127 @@
+"""The git store against the GitHub fake, through PyGithub and GraphQL as in a run."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from memory_action.github import GitHubClient
+from memory_action.store.base import RestoreKeys
+from memory_action.store.git import ENTRY_FILE, MEMORY_BRANCH, GitMemoryStore
+from memory_action.store.git_remote import GitHubGitRemote
+from tests.fakes.github_api import API_URL, REPOSITORY, FakeGitHub
+
+PREFIX = "memory-agent/v1/memory-agent/repo/committed/"
+FOLDER = PREFIX.rstrip("/")
+
+
+@pytest.fixture
+def fake() -> Iterator[FakeGitHub]:
+    github = FakeGitHub()
+    with github.serve():
+        yield github
+
+
+def make_store(origin: str = "Run: 1 (push)") -> GitMemoryStore:
+    client = GitHubClient("t0ken", API_URL, REPOSITORY, retries=0)
+    remote = GitHubGitRemote(client.repository, REPOSITORY)
+    return GitMemoryStore(remote, origin=origin, clock=lambda: 1_700_000_000.0)
+
+
+def memory_folder(tmp_path: Path, text: str, name: str = "memory") -> Path:
+    folder = tmp_path / name
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "AGENTS.md").write_text(text, encoding="utf-8")
+    return folder
+
+
+def test_a_save_creates_the_orphan_branch_and_a_restore_reads_it_back(
+    fake: FakeGitHub, tmp_path: Path
+) -> None:
+    store = make_store("Run: 41 attempt 1 (push by mona)")
+    assert store.restore(RestoreKeys(PREFIX), tmp_path / "empty").hit is False
+    saved = store.save(f"{PREFIX}41-1-job-aa", memory_folder(tmp_path, "- use pytest\n"))
+    assert saved.saved, saved.reason
+    log = fake.git.log(MEMORY_BRANCH)
+    assert len(log) == 2 and log[-1].parents == ()  # an orphan root, then the memory commit
+    assert "Run: 41 attempt 1 (push by mona)" in log[0].body and "41-1-job-aa" in log[0].body
+    assert fake.git.verified_commits == 1
+    entry = json.loads(log[0].files[f"{FOLDER}/{ENTRY_FILE}"])
+    assert entry["key"] == f"{PREFIX}41-1-job-aa"
+
+    restored = make_store().restore(RestoreKeys(PREFIX), tmp_path / "back")
+    assert restored.hit and restored.matched_key == f"{PREFIX}41-1-job-aa"
+    assert (tmp_path / "back" / "AGENTS.md").read_text() == "- use pytest\n"
+    assert not (tmp_path / "back" / ENTRY_FILE).exists()  # only the memory files come back
+
+
+def test_a_commit_of_another_folder_meanwhile_only_costs_a_retry(
+    fake: FakeGitHub, tmp_path: Path
+) -> None:
+    store = make_store()
+    assert store.save(f"{PREFIX}1-1-job-aa", memory_folder(tmp_path, "- one\n")).saved
+    store.restore(RestoreKeys(PREFIX), tmp_path / "read")
+    rivals = [MEMORY_BRANCH]
+
+    def rival_commits_once() -> None:
+        if rivals:
+            fake.git.commit_files(rivals.pop(), {"other/AGENTS.md": "x\n"})
+
+    fake.git.before_commit = rival_commits_once
+    saved = store.save(f"{PREFIX}2-1-job-bb", memory_folder(tmp_path, "- one\n- two\n"))
+    assert saved.saved, saved.reason
+    assert fake.git.stale_refusals == 1
+    head = fake.git.head(MEMORY_BRANCH)
+    assert head is not None and head.files["other/AGENTS.md"] == "x\n"  # nothing overwritten
+
+
+def test_a_save_of_the_folder_by_another_run_meanwhile_is_a_lost_race(
+    fake: FakeGitHub, tmp_path: Path
+) -> None:
+    first, second = make_store(), make_store()
+    assert first.save(f"{PREFIX}1-1-job-aa", memory_folder(tmp_path, "- one\n")).saved
+    assert second.restore(RestoreKeys(PREFIX), tmp_path / "second").hit
+    assert first.restore(RestoreKeys(PREFIX), tmp_path / "first").hit
+    assert first.save(f"{PREFIX}2-1-job-bb", memory_folder(tmp_path, "- one\n- two\n")).saved
+    commits = len(fake.git.commits)
+    lost = second.save(f"{PREFIX}3-1-job-cc", memory_folder(tmp_path, "- one\n- three\n", "m3"))
+    assert not lost.saved and lost.raced
+    assert len(fake.git.commits) == commits  # nothing written over the winner
+
+
+@pytest.mark.parametrize("protected", [True, False])
+def test_a_refused_write_is_reported_and_not_tried_again(
+    fake: FakeGitHub, tmp_path: Path, protected: bool
+) -> None:
+    store = make_store()
+    assert store.save(f"{PREFIX}1-1-job-aa", memory_folder(tmp_path, "- one\n")).saved
+    if protected:
+        fake.git.protected.add(MEMORY_BRANCH)
+    else:
+        fake.git.read_only = True
+    store.restore(RestoreKeys(PREFIX), tmp_path / "read")
+    refused = store.save(f"{PREFIX}2-1-job-bb", memory_folder(tmp_path, "- two\n"))
+    assert not refused.saved and refused.write_denied
+    assert store.refusal is not None and store.refusal.protected is protected
+    expected = "Repository rule violations" if protected else "not accessible"
+    assert expected in refused.reason
+    calls = len(fake.calls)
+    assert store.save(f"{PREFIX}3-1-job-cc", memory_folder(tmp_path, "- three\n")).write_denied
+    assert len(fake.calls) == calls
+
+
+def test_the_log_lists_the_commits_of_one_folder(fake: FakeGitHub, tmp_path: Path) -> None:
+    store = make_store()
+    for number in (1, 2):
+        store.restore(RestoreKeys(PREFIX), tmp_path / f"r{number}")
+        folder = memory_folder(tmp_path, f"- fact {number}\n", f"m{number}")
+        assert store.save(f"{PREFIX}{number}-1-job-aa", folder).saved
+    fake.git.commit_files(MEMORY_BRANCH, {"elsewhere/AGENTS.md": "- not ours\n"})
+    revisions = store.log(PREFIX)
+    assert [r.body.splitlines()[-1] for r in revisions] == [
+        f"Key: {PREFIX}2-1-job-aa",
+        f"Key: {PREFIX}1-1-job-aa",
+    ]
