@@ -57,7 +57,7 @@ __all__ = [
 
 
 class Layer(Enum):
-    """The detector's layers, each measured on its own in ``bench/secrets.py``."""
+    """The detector's layers, each measured on its own in ``bench/scrubber.py``."""
 
     FORMATS = "formats"  # documented token formats, private keys, JWTs
     CONTEXT = "context"  # values in credential positions

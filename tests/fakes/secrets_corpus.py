@@ -73,7 +73,7 @@ MASKED_VALUES, MASKED_LEAKS = _load_masked()
 BENIGN: list[str] = [line.replace("\\n", "\n") for line in _lines("benign.txt")]
 
 
-# --- measuring a scrubber on the corpus (used by the corpus tests and bench/secrets.py) ---------
+# --- measuring a scrubber on the corpus (used by the corpus tests and bench/scrubber.py) ---------
 
 WINDOW = 8  # no run of this many characters of a secret may survive redaction
 

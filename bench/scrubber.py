@@ -1,6 +1,6 @@
 """What the scrubber catches, layer by layer, and how fast it stays on hostile input.
 
-    .venv/bin/python bench/secrets.py
+    .venv/bin/python bench/scrubber.py
 
 Prints, for the independent corpus in ``tests/fixtures/secrets/`` (see ``tests/fakes/
 secrets_corpus.py``): secrets caught / total, masked leaks caught / total and benign lines flagged
