@@ -259,6 +259,16 @@ class GitHubClient:
         """Post the inline comments as ``COMMENT`` reviews on ``commit_id``, in batches."""
         return reviews.post_review(self, pr_number, commit_id, body, comments, pause=pause)
 
+    def wrote_review_comment(self, pr_number: int, comment_id: int) -> bool:
+        """Whether the review comment ``comment_id`` of the pull request was written by this
+        token's identity (a reply to anyone else's comment is not the agent's business)."""
+        try:
+            with self.api(f"reading review comment {comment_id} of #{pr_number}"):
+                comment = self.repository.get_pull(pr_number).get_review_comment(comment_id)
+                return self._is_ours(comment.user)
+        except GitHubError:
+            return False
+
     def review_feedback(self, pr_number: int) -> list[CommentFeedback]:
         """Our inline comments with their reactions, replies and thread states."""
         return reviews.review_feedback(self, pr_number)

@@ -64,6 +64,13 @@ def _run_action(
     github = GitHubClient(settings.github_token.reveal(), context.api_url, context.repository)
     # The payload cannot say who may write or whether a commented pull request is a fork.
     context = settle_trust(context, github)
+    pr, reply_to = context.pull_request, context.reply_to
+    if (
+        reply_to is not None
+        and pr is not None
+        and not github.wrote_review_comment(pr.number, reply_to)
+    ):
+        raise UnsupportedEvent("a reply to a review comment the agent did not write")
     from memory_action.store.git_choice import allow_git_writes  # noqa: PLC0415
 
     context = allow_git_writes(settings, context)

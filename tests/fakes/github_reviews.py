@@ -127,6 +127,7 @@ class FakeReviews:
             ("GET", r"/pulls/(\d+)/reviews/(\d+)/comments", self._review_comments),
             ("GET", r"/pulls/(\d+)/comments", self._pull_comments),
             ("GET", r"/pulls/comments/(\d+)/reactions", self._reactions),
+            ("GET", r"/pulls/comments/(\d+)", self._get_comment),
             ("GET", r"/compare/([^/]+?)\.\.\.([^/]+)", self._compare),
         ]
 
@@ -209,6 +210,12 @@ class FakeReviews:
 
     def _pull_comments(self, request: ApiRequest, number: str) -> Reply:
         return self.github.page(request, self.comments.get(int(number), []))
+
+    def _get_comment(self, _request: ApiRequest, comment_id: str) -> Reply:
+        try:
+            return json_reply(self._comment(int(comment_id)))
+        except KeyError:
+            return error_reply(404, "Not Found")
 
     def _reactions(self, request: ApiRequest, comment_id: str) -> Reply:
         return self.github.page(request, self.reactions.get(int(comment_id), []))

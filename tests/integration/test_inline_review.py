@@ -211,3 +211,52 @@ def test_without_memory_the_bot_s_own_comments_keep_it_from_repeating(
 
     assert len(github.reviews.posted(7)) == 1
     assert len(github.reviews.reviews[7]) == 1  # the second run had nothing new to post
+
+
+def reply_event(to: int, body: str, login: str = "mona") -> dict[str, Any]:
+    """``pull_request_review_comment``: ``login`` replies to review comment ``to`` of PR 7."""
+    event = pull_request_event(action="created")
+    event["comment"] = {
+        "id": 9_000_001,
+        "in_reply_to_id": to,
+        "body": body,
+        "author_association": "MEMBER",
+        "user": {"login": login, "type": "User"},
+    }
+    return event
+
+
+def test_a_reply_to_the_agents_comment_is_a_request_to_it(
+    github: FakeGitHub, tmp_path: Path
+) -> None:
+    runner = ActionRunner(tmp_path)
+    run(runner, ScriptedChatModel.from_script(answer(LOOP)), HEAD_SHA, "opened")
+    [posted] = github.reviews.posted(7)
+    model = ScriptedChatModel.from_script(answer())
+
+    outcome = runner.run(
+        "pull_request_review_comment",
+        reply_event(posted["id"], "Why would it never retry?"),
+        PR_REF,
+        model,
+    )
+
+    assert outcome.exit_code == 0, outcome.stdout
+    assert "Why would it never retry?" in first_request(model)
+    assert len(github.reviews.posted(7)) == 1  # nothing repeated
+
+
+def test_a_reply_to_someone_elses_review_comment_is_not_the_agents_business(
+    github: FakeGitHub, tmp_path: Path
+) -> None:
+    runner = ActionRunner(tmp_path)
+    run(runner, ScriptedChatModel.from_script(answer(LOOP)), HEAD_SHA, "opened")
+    [posted] = github.reviews.posted(7)
+    human = github.reviews.reply(7, posted["id"], "octocat", "A person's own comment.")
+    model = ScriptedChatModel.from_script()
+
+    outcome = runner.run("pull_request_review_comment", reply_event(human, "+1"), PR_REF, model)
+
+    assert outcome.exit_code == 0, outcome.stdout
+    assert "a reply to a review comment the agent did not write" in outcome.stdout
+    assert model.calls == 0
