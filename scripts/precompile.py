@@ -54,6 +54,7 @@ RUN_MODULES = (
     "jiter",
     "encodings.ascii",
     "encodings.utf_16_le",
+    "collections.abc",
 )
 # Modules a run tries to import and goes on without, for want of an optional dependency (aiohttp,
 # click, PySocks, h2, socksio, trio): compiled from their source, never imported.
