@@ -51,8 +51,8 @@ from tests.fakes.github_api import (  # noqa: E402 - needs ROOT on sys.path
     REPOSITORY,
     FakePullRequest,
     changed_file,
-    pull_json,
-    repository_json,
+    pulljson_reply,
+    repositoryjson_reply,
 )
 from tests.fakes.local_server import LocalServer, send_json  # noqa: E402
 from tests.fakes.openai_stub import OpenAIStub, answer_reply, tool_call_reply  # noqa: E402
@@ -110,8 +110,10 @@ class FakeGitHubServer(LocalServer):
         pull = FakePullRequest(number=PR_NUMBER)
         files = [changed_file("src/fetch.py", FETCH_PATCH)]
         routes: dict[tuple[str, str], tuple[int, Any]] = {
-            ("GET", ""): (200, repository_json(base)),
-            ("GET", f"/pulls/{PR_NUMBER}"): (200, pull_json(pull, base)),
+            ("GET", ""): (200, repositoryjson_reply(base)),
+            # The actor may write: a trusted run saves its memory.
+            ("GET", "/collaborators/mona/permission"): (200, _permission("mona", "write")),
+            ("GET", f"/pulls/{PR_NUMBER}"): (200, pulljson_reply(pull, base)),
             ("GET", f"/pulls/{PR_NUMBER}/files"): (200, files),
             ("GET", f"/issues/{PR_NUMBER}"): (200, {"number": PR_NUMBER}),
             ("GET", f"/issues/{PR_NUMBER}/comments"): (200, []),
@@ -143,6 +145,10 @@ class FakeGitHubServer(LocalServer):
                 """Quiet."""
 
         return Handler
+
+
+def _permission(login: str, permission: str) -> dict[str, Any]:
+    return {"permission": permission, "role_name": permission, "user": {"login": login}}
 
 
 def _comment(base: str) -> dict[str, Any]:
