@@ -40,9 +40,10 @@ class AgentSession:
         *,
         earlier: str = "",
         unchanged: frozenset[str] = frozenset(),
+        brief: str = "",
     ) -> ReviewResult:
         """Review (``earlier``: the open findings; ``unchanged``: files not reviewed again) or
-        maintain memory."""
+        maintain memory (``brief``: what the checks before the model found)."""
         disable_tracing()
         memory = self.settings.enable_memory
         middleware = MemoryMiddleware(self.files, refusals=self.refusals) if memory else None
@@ -67,7 +68,8 @@ class AgentSession:
         if review:
             assert reader is not None  # noqa: S101 - checked by ``review`` above
             return engine.review(reader, extra=self._extra(), earlier=earlier, unchanged=unchanged)
-        return engine.maintain(self._task(memory=memory))
+        task = self._task(memory=memory)
+        return engine.maintain(f"{task}\n\n{brief}" if brief else task)
 
     def _extra(self) -> str:
         """What the review's messages add to the diff: memory over budget, a comment's request."""
