@@ -229,6 +229,7 @@ def run_agent(
     run that ``checked`` found nothing changed in makes no model call."""
     from memory_action.agent.session import AgentSession  # noqa: PLC0415 - LangChain costs ~1 s
     from memory_action.review.engine import skipped  # noqa: PLC0415 - LangChain costs ~1 s
+    from memory_action.skills import skills_for  # noqa: PLC0415 - LangChain costs ~1 s
 
     if checked is not None and checked.unchanged:
         return (answer := skipped(f"Memory was not maintained: {UNCHANGED}.")), Published(
@@ -250,6 +251,9 @@ def run_agent(
         else None
     )
     with the_plan.log.group(f"Run the agent ({the_plan.mode.value}, model {settings.model})"):
+        skills = skills_for(
+            the_plan.context.workspace, settings.skills_path, found, the_plan.log.warning
+        )
         outcome = session.run(
             the_plan.services.model_factory(),
             reader,
@@ -257,6 +261,7 @@ def run_agent(
             earlier=prepared.earlier if prepared is not None else "",
             unchanged=prepared.unchanged if prepared is not None else frozenset(),
             brief=checked.brief if checked is not None else "",
+            skills=skills,
         )
         cost = outcome.cost
         the_plan.log.info(
@@ -266,10 +271,12 @@ def run_agent(
         )
     if outcome.note:
         the_plan.log.warning(outcome.note)
+    used = (skills.note(),) if skills.used else ()
     if prepared is None or reader is None:
-        return outcome, Published(outcome.answer, None)
+        return outcome, Published(outcome.answer, None, notes=used)
     inline_review.add_lessons(the_plan, prepared.lessons)
-    return outcome, inline_review.publish(the_plan, prepared, outcome, reader)
+    published = inline_review.publish(the_plan, prepared, outcome, reader)
+    return outcome, dataclasses.replace(published, notes=(*published.notes, *used))
 
 
 def _final_memory(the_plan: Plan) -> tuple[str, tuple[str, ...]]:
