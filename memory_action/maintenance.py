@@ -15,6 +15,7 @@ from memory_action.layers import StartingMemory
 from memory_action.memory import upkeep
 from memory_action.memory.citations import CitationChecker, CodeView, parse_items
 from memory_action.plan import Plan
+from memory_action.settings import MaintenanceOutput, StoreKind
 from memory_action.workspace_code import checkout_code
 
 UNCHANGED = "nothing changed since the last maintenance"
@@ -43,6 +44,7 @@ def prepare(
     """Check memory before the model sees it; ``code`` gives the default branch's files
     (the workspace checkout by default)."""
     log, memory = the_plan.log, start.text
+    _output_note(the_plan)
     items = parse_items(memory)
     checker = _checker(the_plan, code)
     stale = tuple(checker.stale(items)) if checker is not None else ()
@@ -59,6 +61,24 @@ def prepare(
     if unchanged:
         log.info(f"Maintenance: {UNCHANGED} (memory, its citations and the cited code).")
     return Upkeep(findings, checker, unchanged)
+
+
+def _output_note(the_plan: Plan) -> None:
+    """``maintenance_output: pull_request`` is only for the git store, and its pull request is
+    not opened by this version yet: either way the run says how it writes instead."""
+    settings = the_plan.settings
+    if settings.maintenance_output is not MaintenanceOutput.PULL_REQUEST:
+        return
+    if settings.memory_store is StoreKind.CACHE:
+        the_plan.log.notice(
+            "maintenance_output: pull_request needs memory_store: git; maintenance writes to "
+            "the cache as with maintenance_output: commit."
+        )
+    else:
+        the_plan.log.notice(
+            "maintenance_output: pull_request is not available in this version yet; "
+            "maintenance commits to the memory branch as with maintenance_output: commit."
+        )
 
 
 def _checker(the_plan: Plan, code: Callable[[], CodeView | str] | None) -> CitationChecker | None:

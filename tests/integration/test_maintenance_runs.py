@@ -123,3 +123,29 @@ def test_without_a_checkout_citations_are_not_checked_and_the_model_is_called(
     assert "citations not checked: the workspace is no git checkout" in outcome.stdout
     _, again = maintain(runner, "Still nothing.")
     assert again.calls == 1  # no digest without the code: never skipped
+
+
+def test_figures_fifty_items_five_stale(runner: ActionRunner) -> None:
+    """The issue's figures: model calls per maintenance run on 50 items with 5 stale, then when
+    nothing changed (target 0)."""
+    items = [
+        f"- Helper `src/app.py:fetch_retry` rule {n}: keep it under {n} ms.\n" for n in range(45)
+    ]
+    stale = [f"- Module `src/gone_{n}.py` owns the cache.\n" for n in range(5)]
+    seed(runner, "# Memory\n" + "".join(items + stale))
+    outcome, model = maintain(runner, write("# Memory\n" + "".join(items)), "Removed 5 stale.")
+    task = task_of(model)
+    assert task.count("is not in the default branch") == 5
+    assert "maintenance found stale" in outcome.summary
+    _, quiet = maintain(runner)
+    print(f"\nFIGURES model calls: 50 items/5 stale={model.calls}, unchanged={quiet.calls}")
+    assert (model.calls, quiet.calls) == (2, 0)
+
+
+def test_a_pull_request_output_with_the_cache_store_says_it_needs_git(
+    runner: ActionRunner,
+) -> None:
+    runner.inputs["maintenance_output"] = "pull_request"
+    outcome, _ = maintain(runner, write(CLEAN), "Seeded.")
+    assert "maintenance_output: pull_request needs memory_store: git" in outcome.stdout
+    assert outcome.outputs["memory_changed"] == "true"  # written as with commit
