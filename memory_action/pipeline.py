@@ -13,17 +13,19 @@ import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from memory_action import inline_review
+from memory_action import inline_review, maintenance
 from memory_action.base_sources import BaseSources, at_base
 from memory_action.context import RunContext
 from memory_action.errors import GitHubError
 from memory_action.inline_review import CachedReader, Published
 from memory_action.layers import Committed, Fetched, StartingMemory, restore_layers
+from memory_action.maintenance import UNCHANGED, Upkeep
 from memory_action.memory.diff import memory_diff
 from memory_action.memory.provenance import Provenance, stamp_for_run, update
 from memory_action.memory.scrub import describe, redact
 from memory_action.memory.sources import MemoryFiles, load_sources
 from memory_action.memory.state import MEMORY_FILE, read_memory, write_memory
+from memory_action.memory.upkeep import notes as upkeep_notes
 from memory_action.plan import (  # re-exported: callers build Services from here
     GitHubAccess,
     Outcome,
@@ -93,14 +95,23 @@ def _run(the_plan: Plan) -> RunResult:
     start = _over_budget_note(the_plan, promote(the_plan, restore(the_plan)))
     _lay_out(the_plan, start)
     sources = load_sources(the_plan.files) if settings.enable_memory else []
-    outcome, published = run_agent(the_plan, start)
+    checked = _upkeep(the_plan, start)
+    outcome, published = run_agent(the_plan, start, checked)
     final, notes = _final_memory(the_plan)
     notes = (*notes, *([outcome.note] if outcome.note else []), *published.notes)
+    if checked is not None and not checked.unchanged:
+        notes = (*notes, *(f"maintenance found {n}" for n in upkeep_notes(checked.findings)))
     stamp = stamp_for_run(the_plan.context, the_plan.services.clock())
     provenance = update(start.provenance, start.text, final, stamp)
     diff = memory_diff(_as_files(start.text), _as_files(final), settings.memory_path.as_posix())
     saved = save(
-        the_plan, start, final, provenance, finished=outcome.finished, ledger=published.ledger
+        the_plan,
+        start,
+        final,
+        provenance,
+        finished=outcome.finished,
+        ledger=published.ledger,
+        maintained=checked.digest(final) if checked is not None and not checked.unchanged else "",
     )
     if settings.enable_memory:
         # Docker actions run as root: what we wrote must stay usable by the job's later steps.
@@ -203,11 +214,27 @@ def _pull_request_reader(the_plan: Plan) -> PullRequestReader | None:
     return github.pull_request(pr.number)
 
 
-def run_agent(the_plan: Plan, start: StartingMemory) -> tuple[ReviewResult, Published]:
-    """The agent's run and, for a pull request's review, its inline review (``inline_review``:
-    the ledger and feedback before, one review with the new findings after)."""
-    from memory_action.agent.session import AgentSession  # noqa: PLC0415 - LangChain costs ~1 s
+def _upkeep(the_plan: Plan, start: StartingMemory) -> Upkeep | None:
+    """Maintenance's checks before the model (``maintenance``); None on other runs."""
+    if the_plan.mode is not Mode.MAINTENANCE or not the_plan.settings.enable_memory:
+        return None
+    return maintenance.prepare(the_plan, start)
 
+
+def run_agent(
+    the_plan: Plan, start: StartingMemory, checked: Upkeep | None = None
+) -> tuple[ReviewResult, Published]:
+    """The agent's run and, for a pull request's review, its inline review (``inline_review``:
+    the ledger and feedback before, one review with the new findings after). A maintenance
+    run that ``checked`` found nothing changed in makes no model call."""
+    from memory_action.agent.session import AgentSession  # noqa: PLC0415 - LangChain costs ~1 s
+    from memory_action.review.engine import skipped  # noqa: PLC0415 - LangChain costs ~1 s
+    from memory_action.skills import skills_for  # noqa: PLC0415 - LangChain costs ~1 s
+
+    if checked is not None and checked.unchanged:
+        return (answer := skipped(f"Memory was not maintained: {UNCHANGED}.")), Published(
+            answer.answer, None
+        )
     settings = the_plan.settings
     session = AgentSession(
         settings=settings,
@@ -224,12 +251,17 @@ def run_agent(the_plan: Plan, start: StartingMemory) -> tuple[ReviewResult, Publ
         else None
     )
     with the_plan.log.group(f"Run the agent ({the_plan.mode.value}, model {settings.model})"):
+        skills = skills_for(
+            the_plan.context.workspace, settings.skills_path, found, the_plan.log.warning
+        )
         outcome = session.run(
             the_plan.services.model_factory(),
             reader,
             the_plan.services.sleep,
             earlier=prepared.earlier if prepared is not None else "",
             unchanged=prepared.unchanged if prepared is not None else frozenset(),
+            brief=checked.brief if checked is not None else "",
+            skills=skills,
         )
         cost = outcome.cost
         the_plan.log.info(
@@ -239,10 +271,12 @@ def run_agent(the_plan: Plan, start: StartingMemory) -> tuple[ReviewResult, Publ
         )
     if outcome.note:
         the_plan.log.warning(outcome.note)
+    used = (skills.note(),) if skills.used else ()
     if prepared is None or reader is None:
-        return outcome, Published(outcome.answer, None)
+        return outcome, Published(outcome.answer, None, notes=used)
     inline_review.add_lessons(the_plan, prepared.lessons)
-    return outcome, inline_review.publish(the_plan, prepared, outcome, reader)
+    published = inline_review.publish(the_plan, prepared, outcome, reader)
+    return outcome, dataclasses.replace(published, notes=(*published.notes, *used))
 
 
 def _final_memory(the_plan: Plan) -> tuple[str, tuple[str, ...]]:

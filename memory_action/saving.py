@@ -26,12 +26,18 @@ def save(
     *,
     finished: bool = True,
     ledger: ReviewLedger | None = None,
+    maintained: str = "",
 ) -> SaveResult:
     """Save a changed, valid memory of a finished run that may write, merged with what was
     committed meanwhile; then delete the entries the new one holds. ``ledger``: the pull
-    request's findings ledger after this run (a changed ledger is a change to save too)."""
+    request's findings ledger after this run (a changed ledger is a change to save too);
+    ``maintained``: what this maintenance saw (saved so the next one can skip the model)."""
     key = the_plan.scope.save_key or ""
-    changed = final != start.layer_text or (ledger is not None and ledger != _ledger_of(start))
+    changed = (
+        final != start.layer_text
+        or (ledger is not None and ledger != _ledger_of(start))
+        or (bool(maintained) and maintained != _maintained_of(start))
+    )
     reason = (
         _why_not_save(the_plan, start, changed=changed)
         if finished
@@ -50,6 +56,8 @@ def save(
         )
         if ledger is not None:
             state = replace(state, review=ledger)
+        if maintained and text == final:  # merged with another run's memory: check it again
+            state = replace(state, maintained=maintained)
         for note in notes:
             the_plan.log.info(f"Memory: {note}")
         over = len(text.encode()) - the_plan.settings.max_memory_bytes
@@ -74,6 +82,11 @@ def save(
 def _ledger_of(start: StartingMemory) -> ReviewLedger | None:
     state = start.overlay.state if start.overlay is not None else None
     return state.review if state is not None else None
+
+
+def _maintained_of(start: StartingMemory) -> str:
+    state = start.committed.started_from.state
+    return state.maintained if state is not None else ""
 
 
 def _report_save(the_plan: Plan, result: SaveResult) -> None:

@@ -57,6 +57,14 @@ class StoreKind(enum.StrEnum):
     AUTO = "auto"
 
 
+class MaintenanceOutput(enum.StrEnum):
+    """Where maintenance's changes go with the git store: the memory branch, or a pull request
+    against it."""
+
+    COMMIT = "commit"
+    PULL_REQUEST = "pull_request"
+
+
 class Mode(enum.StrEnum):
     AUTO = "auto"
     REVIEW = "review"
@@ -109,6 +117,8 @@ class Settings:
     max_model_calls: int = 12
     exclude: tuple[str, ...] = ()  # globs of changed files the review skips
     memory_store: StoreKind = StoreKind.CACHE
+    skills_path: PurePosixPath | None = None  # a folder of SKILL.md files; None: no skills
+    maintenance_output: MaintenanceOutput = MaintenanceOutput.COMMIT
 
     @property
     def memory_file(self) -> PurePosixPath:
@@ -322,6 +332,12 @@ def parse_settings(env: Mapping[str, str]) -> Settings:
         exclude=pick("exclude", parse_exclude, ()),
         memory_store=pick(
             "memory_store", lambda r: parse_enum("memory_store", r, StoreKind), StoreKind.CACHE
+        ),
+        skills_path=pick("skills_path", lambda r: parse_workspace_path("skills_path", r), None),
+        maintenance_output=pick(
+            "maintenance_output",
+            lambda r: parse_enum("maintenance_output", r, MaintenanceOutput),
+            MaintenanceOutput.COMMIT,
         ),
     )
 

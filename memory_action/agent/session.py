@@ -21,6 +21,7 @@ from memory_action.memory.sources import MemoryFiles
 from memory_action.pull_request import PullRequestReader
 from memory_action.review.engine import ReviewEngine, ReviewResult, ReviewSetup
 from memory_action.settings import Mode, Settings
+from memory_action.skills import SkillBook
 from memory_action.untrusted_markdown import fence
 
 
@@ -40,9 +41,11 @@ class AgentSession:
         *,
         earlier: str = "",
         unchanged: frozenset[str] = frozenset(),
+        brief: str = "",
+        skills: SkillBook | None = None,
     ) -> ReviewResult:
         """Review (``earlier``: the open findings; ``unchanged``: files not reviewed again) or
-        maintain memory."""
+        maintain memory (``brief``: what the checks before the model found)."""
         disable_tracing()
         memory = self.settings.enable_memory
         middleware = MemoryMiddleware(self.files, refusals=self.refusals) if memory else None
@@ -50,15 +53,18 @@ class AgentSession:
         tools: list[BaseTool] = (
             make_pr_tools(reader, include_listing=False) if reader is not None else []
         )
+        book = skills or SkillBook({})
+        tools += book.tools()
+        prompt = system_prompt(
+            self.mode, self.settings.agent_name, self.settings.prompt, memory=memory
+        )
         setup = ReviewSetup(
             profile=self.settings.profile,
             max_model_calls=self.settings.max_model_calls,
             exclude=self.settings.exclude,
             timeout_s=self.settings.timeout_minutes * 60.0,
             repository=self.context.repository,
-            system_prompt=system_prompt(
-                self.mode, self.settings.agent_name, self.settings.prompt, memory=memory
-            ),
+            system_prompt="\n\n".join(p for p in (prompt, book.prompt_block()) if p),
             memory_budget_bytes=self.settings.max_memory_bytes,
             memory=memory,
             provider=self.settings.model.provider,
@@ -67,7 +73,8 @@ class AgentSession:
         if review:
             assert reader is not None  # noqa: S101 - checked by ``review`` above
             return engine.review(reader, extra=self._extra(), earlier=earlier, unchanged=unchanged)
-        return engine.maintain(self._task(memory=memory))
+        task = self._task(memory=memory)
+        return engine.maintain(f"{task}\n\n{brief}" if brief else task)
 
     def _extra(self) -> str:
         """What the review's messages add to the diff: memory over budget, a comment's request."""

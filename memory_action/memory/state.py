@@ -11,6 +11,7 @@ file that does not validate is ignored.
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeGuard
@@ -28,6 +29,7 @@ EXPECTED_FILES = frozenset({MEMORY_FILE, PROVENANCE_FILE, STATE_FILE})
 STATE_FORMAT = 1
 MAX_STATE_BYTES = 2 * 1024 * 1024
 MAX_PARENTS = 64
+_DIGEST = re.compile(r"[0-9a-f]{64}")
 
 
 @dataclass(frozen=True)
@@ -36,6 +38,9 @@ class EntryState:
     base: str  # the AGENTS.md text the saving run started from (an overlay: applies on top of)
     parents: tuple[str, ...] = ()  # keys whose content this entry already holds
     review: ReviewLedger | None = None  # a pull request's findings ledger (its overlay)
+    # What the last maintenance saw (``citations.CitationChecker.digest``): equal at the next
+    # maintenance means nothing changed, and the model is not called.
+    maintained: str = ""
 
     def to_json(self) -> str:
         document: dict[str, Any] = {
@@ -46,6 +51,8 @@ class EntryState:
         }
         if self.review is not None:
             document["review"] = self.review.model_dump(mode="json")
+        if self.maintained:
+            document["maintained"] = self.maintained
         return json.dumps(document, indent=1, sort_keys=True, ensure_ascii=False) + "\n"
 
     def dump(self, folder: Path) -> None:
@@ -81,7 +88,12 @@ def _parse_state(document: Any) -> EntryState | None:
         return None
     # A ledger that does not validate is dropped alone: the memory's history stays usable.
     review = parse_ledger(document.get("review"))
-    return EntryState(layer=layer, base=base, parents=tuple(parents), review=review)
+    maintained = document.get("maintained", "")
+    if not (isinstance(maintained, str) and _DIGEST.fullmatch(maintained or "0" * 64)):
+        maintained = ""  # not ours: the next maintenance simply calls the model
+    return EntryState(
+        layer=layer, base=base, parents=tuple(parents), review=review, maintained=maintained
+    )
 
 
 def _is_text(value: object) -> TypeGuard[str]:

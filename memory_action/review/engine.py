@@ -445,6 +445,11 @@ class ReviewEngine:
         )
 
 
+def skipped(answer: str) -> ReviewResult:
+    """A run that needed no model call (maintenance with nothing changed)."""
+    return ReviewResult(answer, SKIPPED, True, Cost(), (), ())
+
+
 def _part_text(answer: BatchAnswer) -> str:
     """A part's summary and its findings, one line each, for the last request."""
     lines = [answer.summary.strip() or "(no summary)"]

@@ -13,6 +13,7 @@ import pytest
 
 from memory_action.errors import InputError, MemoryActionError
 from memory_action.settings import (
+    MaintenanceOutput,
     Mode,
     ModelSpec,
     ScopeKind,
@@ -41,6 +42,8 @@ ALL_INPUTS = (
     "max_model_calls",
     "exclude",
     "memory_store",
+    "skills_path",
+    "maintenance_output",
 )
 
 
@@ -78,6 +81,8 @@ DEFAULTS = [
     ("max_model_calls", 12),
     ("exclude", ()),
     ("memory_store", StoreKind.CACHE),
+    ("skills_path", None),
+    ("maintenance_output", MaintenanceOutput.COMMIT),
 ]
 
 
@@ -482,3 +487,13 @@ def test_exclude_takes_globs_one_per_line() -> None:
 @pytest.mark.parametrize("raw", ["/etc/*", "../x/*", "a\\b"])
 def test_exclude_refuses_paths_outside_the_repository(raw: str) -> None:
     assert "repository-relative globs" in parse_error("exclude", raw)
+
+
+def test_skills_path_and_maintenance_output() -> None:
+    assert parse_one("skills_path", " .agents/skills ").skills_path == PurePosixPath(
+        ".agents/skills"
+    )
+    assert "skills_path" in parse_error("skills_path", "../skills")
+    output = parse_one("maintenance_output", "pull_request").maintenance_output
+    assert output is MaintenanceOutput.PULL_REQUEST
+    assert "commit | pull_request" in parse_error("maintenance_output", "push")
