@@ -99,6 +99,7 @@ DEFAULT_MEMORY_PATH = PurePosixPath(".agent-memory")
 class Settings:
     enable_memory: bool = True
     memory_scope: ScopeKind = ScopeKind.REPO
+    memory_store: StoreKind = StoreKind.CACHE
     agent_name: str = "memory-agent"
     memory_path: PurePosixPath = DEFAULT_MEMORY_PATH
     memory_sources: tuple[str, ...] = ("AGENTS.md",)
@@ -116,7 +117,6 @@ class Settings:
     max_input_tokens: int | None = None  # None: the model profile's input limit
     max_model_calls: int = 12
     exclude: tuple[str, ...] = ()  # globs of changed files the review skips
-    memory_store: StoreKind = StoreKind.CACHE
     skills_path: PurePosixPath | None = None  # a folder of SKILL.md files; None: no skills
     maintenance_output: MaintenanceOutput = MaintenanceOutput.COMMIT
 
