@@ -330,6 +330,17 @@ def test_with_the_git_store_someone_without_write_access_commits_nothing(
 # --- a reply to the agent's review comment ---------------------------------------------------
 
 
+def bot_review_comment(runner: ActionRunner, github: FakeGitHub) -> int:
+    """A review of #7 with one inline comment by the agent; that comment's id."""
+    finding = {"path": "a.py", "line": 1, "title": "What is x?", "body": "Name it."}
+    answer = tool_call(ANSWER_TOOL, {"summary": "One file.", "findings": [finding], "fixed": []})
+    model = ScriptedChatModel.from_script(answer)
+    ran = runner.run("pull_request", pull_request_event(), PR_REF, model)
+    assert ran.exit_code == 0, ran.stdout
+    [posted] = github.reviews.posted(7)
+    return int(posted["id"])
+
+
 def thread_reply(github: FakeGitHub, to: int, body: str) -> dict[str, Any]:
     """A maintainer replies to review comment ``to`` of #7: the event of that reply."""
     return reply_event(to, body, "maintainer", github.reviews.reply(7, to, "maintainer", body))
@@ -338,20 +349,14 @@ def thread_reply(github: FakeGitHub, to: int, body: str) -> dict[str, Any]:
 def test_a_reply_to_the_agents_review_comment_can_teach_it(
     runner: ActionRunner, github: FakeGitHub
 ) -> None:
-    finding = {"path": "a.py", "line": 1, "title": "What is x?", "body": "Name it."}
-    answer = tool_call(ANSWER_TOOL, {"summary": "One file.", "findings": [finding], "fixed": []})
-    ran = runner.run(
-        "pull_request", pull_request_event(), PR_REF, ScriptedChatModel.from_script(answer)
-    )
-    assert ran.exit_code == 0, ran.stdout
-    [posted] = github.reviews.posted(7)
+    to = bot_review_comment(runner, github)
     model = no_model()
-    event = thread_reply(github, posted["id"], "@memory-agent remember x is a feature flag.")
+    event = thread_reply(github, to, "@memory-agent remember x is a feature flag.")
     outcome = runner.run("pull_request_review_comment", event, PR_REF, model)
 
     assert outcome.exit_code == 0, outcome.stdout
     assert model.calls == 0
-    thread = [c for c in github.reviews.comments[7] if c["in_reply_to_id"] == posted["id"]]
+    thread = [c for c in github.reviews.comments[7] if c["in_reply_to_id"] == to]
     person, agent = thread
     assert agent["user"]["login"] == "github-actions[bot]"
     assert "Remembered" in agent["body"]
@@ -419,3 +424,52 @@ def test_review_on_an_issue_is_answered_without_a_model(
 ) -> None:
     command(runner, "@memory-agent review", issue=True)
     assert "reviews pull requests" in github.bodies(ISSUE)[0]
+
+
+def test_a_reply_by_someone_without_write_access_is_refused_in_the_thread(
+    runner: ActionRunner, github: FakeGitHub
+) -> None:
+    to = bot_review_comment(runner, github)
+    body = "@memory-agent remember x is fine"
+    event = reply_event(to, body, "outsider", github.reviews.reply(7, to, "outsider", body))
+    event["comment"]["author_association"] = "CONTRIBUTOR"
+    before = sticky(github)
+    outcome = runner.run("pull_request_review_comment", event, PR_REF, no_model())
+
+    assert outcome.exit_code == 0, outcome.stdout
+    *_, answer = [c for c in github.reviews.comments[7] if c["in_reply_to_id"] == to]
+    assert "Only people with write access" in answer["body"]
+    assert sticky(github) == before
+
+
+def test_a_reply_with_the_git_store_commits_to_memory(
+    runner: ActionRunner, github: FakeGitHub
+) -> None:
+    git_runner(runner)
+    to = bot_review_comment(runner, github)
+    event = thread_reply(github, to, "@memory-agent remember x is a feature flag.")
+    outcome = runner.run("pull_request_review_comment", event, PR_REF, no_model())
+
+    assert outcome.exit_code == 0, outcome.stdout
+    head = github.git.head(MEMORY_BRANCH)
+    assert head is not None and "- x is a feature flag." in head.files[BRANCH_FILE]
+    assert "Event: pull_request_review_comment" in head.body
+
+
+def test_what_the_reply_shows_cannot_mention_anyone_or_act_as_html(
+    runner: ActionRunner, github: FakeGitHub
+) -> None:
+    command(runner, "@memory-agent remember ask @octocat about <details> blocks")
+    [reply] = replies(github)
+    assert "`- ask @octocat about <\u200bdetails> blocks`" in reply
+
+
+def test_a_token_that_may_not_react_or_reply_still_answers_in_the_job_summary(
+    runner: ActionRunner, github: FakeGitHub
+) -> None:
+    github.read_only = True
+    outcome = command(runner, "@memory-agent remember Logs go through structlog.")
+    assert "Could not react" in outcome.stdout and "Could not reply" in outcome.stdout
+    assert "Remembered" not in "".join(github.bodies(7))
+    assert "comment commands" in outcome.summary
+    assert "Not kept" in outcome.summary  # the proposal could not be written either

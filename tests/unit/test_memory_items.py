@@ -71,3 +71,10 @@ def test_remembering_adds_one_list_item() -> None:
     assert with_item("- a", line) == f"- a\n{line}\n"
     assert holds(with_item(MEMORY, line), "logs go through structlog.")
     assert as_item_line("* starred") == "* starred"
+
+
+def test_two_items_about_as_close_are_candidates() -> None:
+    memory = "- Indent Makefiles with tabs.\n- Indent Makefile.am with tabs.\n"
+    found = find(memory, "indent makefils with tabs")
+    assert found.item is None
+    assert len(found.candidates) == 2
