@@ -18,6 +18,9 @@ is a comment command like ``issue_comment``: its trust follows the commenter. Un
 and a trusted one may write the pull request's memory. A review comment that opens a thread is
 someone's review, not a request to the bot, and a comment by a bot (the bot's own inline
 comments among them) would make runs answer each other: both end with a notice.
+
+An ``issue_comment`` on an issue that is no pull request has no ``pull_request`` but its
+``issue_number``: only a comment command is handled there (``command_run.route``).
 """
 
 from __future__ import annotations
