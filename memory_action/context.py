@@ -18,6 +18,9 @@ is a comment command like ``issue_comment``: its trust follows the commenter. Un
 and a trusted one may write the pull request's memory. A review comment that opens a thread is
 someone's review, not a request to the bot, and a comment by a bot (the bot's own inline
 comments among them) would make runs answer each other: both end with a notice.
+
+An ``issue_comment`` on an issue that is no pull request has no ``pull_request`` but its
+``issue_number``: only a comment command is handled there (``command_run.route``).
 """
 
 from __future__ import annotations
@@ -92,6 +95,9 @@ class RunContext:
     workflow_ref: str = ""  # GITHUB_WORKFLOW_REF: owner/name/.github/workflows/x.yml@ref
     reply_to: int | None = None  # pull_request_review_comment: the comment replied to
     before: str = ""  # pull_request synchronize: the head before the push ("" otherwise)
+    comment_id: int | None = None  # comment events only: the comment that asked
+    issue_number: int | None = None  # issue_comment on an issue that is no pull request
+    comment_url: str = ""  # comment events only: the comment's web address
 
     @property
     def branch(self) -> str | None:
@@ -200,13 +206,24 @@ def _pull_request(payload: Mapping[str, Any]) -> PullRequestRef:
     )
 
 
-def _comment_pull_request(payload: Mapping[str, Any]) -> PullRequestRef:
+def _commented_issue(payload: Mapping[str, Any]) -> int:
+    """The number of the issue (or pull request) an ``issue_comment`` is on."""
     issue = _get(payload, "issue")
-    if not isinstance(issue, Mapping) or not issue.get("pull_request"):
-        raise UnsupportedEvent("issue_comment on an issue, not a pull request")
+    if not isinstance(issue, Mapping):
+        raise EventError("The event payload's 'issue' is not an object.")
     number = _get(issue, "number")
     if not _is_number(number):
         raise EventError("The event payload's 'issue.number' is not a positive number.")
+    return int(number)
+
+
+def _comment_pull_request(payload: Mapping[str, Any]) -> PullRequestRef | None:
+    """The pull request an ``issue_comment`` is on; None for an issue that is none (only a
+    comment command is handled there: ``pipeline.run`` decides)."""
+    number = _commented_issue(payload)
+    issue = _get(payload, "issue")
+    if not issue.get("pull_request"):
+        return None
     return PullRequestRef(
         number=number,
         head_repo="",
@@ -313,6 +330,16 @@ def _person(context: RunContext) -> tuple[str, str]:
     return (pr.author, pr.author_association) if pr is not None else ("", "")
 
 
+def commenter_may_write(context: RunContext, lookup: TrustLookup) -> bool:
+    """Whether the person who wrote the comment of a comment event has write access (what
+    lets a comment command change memory: the command is their own words, whatever the pull
+    request's origin)."""
+    login, association = context.comment_author, context.comment_author_association
+    if context.event_name not in COMMENT_EVENTS or not login:
+        return False
+    return association not in NO_WRITE_ASSOCIATIONS and lookup.has_write_access(login)
+
+
 def settle_trust(context: RunContext, lookup: TrustLookup) -> RunContext:
     """The context with the trust decision GitHub's answers allow (see the module docstring).
 
@@ -348,6 +375,7 @@ def load_context(env: Mapping[str, str], payload: Mapping[str, Any]) -> RunConte
         raise UnsupportedEvent(f"{event} on '{ref or 'no ref'}' (only branches are handled)")
     pr: PullRequestRef | None = None
     reply_to: int | None = None
+    issue_number: int | None = None
     comment_body = comment_association = comment_author = ""
     if event in PR_EVENTS:
         pr = _pull_request(payload)
@@ -356,6 +384,7 @@ def load_context(env: Mapping[str, str], payload: Mapping[str, Any]) -> RunConte
         pr = _pull_request(payload)
     elif event == "issue_comment":
         pr = _comment_pull_request(payload)
+        issue_number = _commented_issue(payload) if pr is None else None
     if event in COMMENT_EVENTS:
         comment_body = _text(payload, "comment", "body", default="")
         comment_association = _text(payload, "comment", "author_association", default="NONE")
@@ -391,7 +420,19 @@ def load_context(env: Mapping[str, str], payload: Mapping[str, Any]) -> RunConte
         workflow_ref=env.get("GITHUB_WORKFLOW_REF", ""),
         reply_to=reply_to,
         before=_text(payload, "before", default="") if event in PR_EVENTS else "",
+        comment_id=_comment_id(payload) if event in COMMENT_EVENTS else None,
+        issue_number=issue_number,
+        comment_url=_text(payload, "comment", "html_url", default="")
+        if event in COMMENT_EVENTS
+        else "",
     )
+
+
+def _comment_id(payload: Mapping[str, Any]) -> int | None:
+    """The comment's id (to react and reply to it); None when the payload has none."""
+    comment = payload.get("comment")
+    found = comment.get("id") if isinstance(comment, Mapping) else None
+    return found if isinstance(found, int) and _is_number(found) else None
 
 
 def _pushed_commits(event: str, payload: Mapping[str, Any], sha: str) -> tuple[str, ...]:

@@ -277,6 +277,24 @@ class GitHubClient:
         """How ``head`` relates to ``base``; None when GitHub does not know one of them."""
         return reviews.compare(self, base, head)
 
+    # --- comment commands -----------------------------------------------------------------------
+
+    def react(self, comment_id: int, content: str, *, review_comment: bool = False) -> None:
+        """React (``eyes``, ``+1``) to an issue comment, or to a pull request review comment."""
+        kind = "pulls" if review_comment else "issues"
+        url = f"{self.repository.url}/{kind}/comments/{comment_id}/reactions"
+        with self.api(f"reacting to comment {comment_id}", write=True):
+            self.repository.requester.requestJsonAndCheck("POST", url, input={"content": content})
+
+    def reply(self, number: int, body: str, *, in_thread_of: int | None = None) -> str:
+        """Post ``body`` on issue or pull request ``number`` (in the review thread of comment
+        ``in_thread_of``, if given); the new comment's URL."""
+        with self.api(f"replying on #{number}", write=True):
+            if in_thread_of is not None:
+                pull = self.repository.get_pull(number)
+                return pull.create_review_comment_reply(in_thread_of, body).html_url
+            return self.repository.get_issue(number).create_comment(body).html_url
+
     # --- errors ---------------------------------------------------------------------------------
 
     @contextmanager

@@ -60,6 +60,12 @@ __all__ = [
 
 
 def run(settings: Settings, context: RunContext, services: Services) -> RunResult:
+    from memory_action.command_run import route  # noqa: PLC0415 - it restores through here
+
+    # A comment's commands to the agent are answered without a review (``command_run``).
+    answered = route(settings, context, services)
+    if answered is not None:
+        return answered
     with tempfile.TemporaryDirectory(prefix="memory-agent-") as scratch:
         files = MemoryFiles.from_settings(
             settings, context.workspace, services.workflow.masked_values

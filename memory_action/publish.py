@@ -218,31 +218,41 @@ def _safe(plan: Plan, text: str) -> str:
     return redact(text, plan.masked)[0]
 
 
+def comment_proposal(plan: Plan, outcome: Outcome) -> str:
+    """The proposal section of the pull request's sticky comment (checklist and block; ""
+    when there is nothing to propose), the ticks of the comment it replaces carried over."""
+    pr, github, agent = plan.context.pull_request, plan.services.github, plan.settings.agent_name
+    proposal = proposal_for(plan, outcome)
+    previous = ""
+    untrusted = plan.context.trust is not Trust.TRUSTED
+    if pr is None or github is None:
+        return ""
+    if proposal is not None or _started_from_comment(outcome) or untrusted:
+        marker = report.comment_marker(agent)
+        previous = _verified(plan, github.find_sticky_comment(pr.number, marker) or "")
+        proposal = _keeping_trusted_items(plan, previous, proposal_for(plan, outcome, previous))
+    if proposal is None:
+        return ""
+    return render_proposal(
+        proposal,
+        pending_note=_pending_note(plan, outcome),
+        states=_carried_states(previous, agent, proposal),
+    )
+
+
 def post_comment(plan: Plan, outcome: Outcome) -> str:
     """Update (or create) the agent's sticky comment; its URL, or "" when none was posted."""
     pr, github, settings = plan.context.pull_request, plan.services.github, plan.settings
     if pr is None or not settings.post_comment or github is None:
         return ""
     marker = report.comment_marker(settings.agent_name)
-    proposal = proposal_for(plan, outcome)
-    proposal_markdown, previous = "", ""
-    untrusted = plan.context.trust is not Trust.TRUSTED
-    if proposal is not None or _started_from_comment(outcome) or untrusted:
-        previous = _verified(plan, github.find_sticky_comment(pr.number, marker) or "")
-        proposal = _keeping_trusted_items(plan, previous, proposal_for(plan, outcome, previous))
-    if proposal is not None:
-        proposal_markdown = render_proposal(
-            proposal,
-            pending_note=_pending_note(plan, outcome),
-            states=_carried_states(previous, settings.agent_name, proposal),
-        )
     body = report.render_comment(
         agent_name=settings.agent_name,
         review_markdown=_with_sources_note(plan, _review_text(plan, outcome)),
         memory_diff=_safe(plan, outcome.memory_diff),
         memory_note=outcome.save_note,
         run_url=plan.context.run_url,
-        proposal_markdown=proposal_markdown,
+        proposal_markdown=comment_proposal(plan, outcome),
         figures=figures(outcome),
     )
     try:

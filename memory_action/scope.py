@@ -23,6 +23,7 @@ the scope's own prefix.
 
 from __future__ import annotations
 
+import dataclasses
 import enum
 import hashlib
 import secrets
@@ -162,6 +163,28 @@ def compute_scope(settings: Settings, context: RunContext, nonce: str | None = N
         may_write=may_write,
         write_note=note,
         committed_ref=_committed_ref(settings, context),
+    )
+
+
+def committed_only(
+    scope: MemoryScope, context: RunContext, nonce: str | None = None
+) -> MemoryScope:
+    """``scope`` reading and writing its committed memory alone, whatever the run's own layer:
+    for a comment command by someone with write access, which changes committed memory directly
+    (with the git store). None of the run's own limits apply: the caller decided it may."""
+    committed = scope.committed_prefix
+    if committed is None:
+        return scope
+    key = f"{committed}{_save_suffix(context, nonce if nonce is not None else new_nonce())}"
+    _check_keys(RestoreKeys(committed), key)
+    return dataclasses.replace(
+        scope,
+        restore=RestoreKeys(committed),
+        overlay_prefix=None,
+        save_key=key,
+        layer=Layer.COMMITTED,
+        may_write=True,
+        write_note="",
     )
 
 

@@ -120,6 +120,23 @@ def _normalise(text: str) -> str:
     return text.replace("\r\n", "\n").replace("\r", "\n")
 
 
+def prose_lines(text: str) -> list[str]:
+    """The lines of ``text``'s paragraphs outside block quotes, in order: never a line of code,
+    of raw HTML, of a heading or of a quote (where a comment can hold a command to the agent)."""
+    text = _normalise(text)
+    lines = text.split("\n")
+    numbers: list[int] = []
+    quoted = 0
+    for token in _parser().parse(text):
+        if token.type == "blockquote_open":
+            quoted += 1
+        elif token.type == "blockquote_close":
+            quoted -= 1
+        elif token.type == "paragraph_open" and not quoted and token.map:
+            numbers.extend(range(*token.map))
+    return [lines[number] for number in numbers]
+
+
 def _tokens(text: str) -> Iterator[Token]:
     """Every token, inline ones (code spans, text, HTML) included."""
     for token in _parser().parse(text):

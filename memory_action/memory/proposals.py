@@ -249,12 +249,12 @@ def _describe(item: ProposalItem) -> str:
 def _side(lines: tuple[str, ...]) -> str:
     """The first line that is not blank, shown safely, and how many more lines there are."""
     shown = next((line for line in lines if line.strip()), None)
-    text = code_span(_shown(shown)) if shown is not None else "_(blank line)_"
+    text = code_span(shown_line(shown)) if shown is not None else "_(blank line)_"
     more = len(lines) - 1
     return f"{text} _(+{more} more {'line' if more == 1 else 'lines'})_" if more else text
 
 
-def _shown(line: str) -> str:
+def shown_line(line: str) -> str:
     """One line, harmless as inline code: no control or bidi characters, no ``<``, shortened."""
     text = "".join(
         " " if unicodedata.category(c) == "Cc" else "\ufffd" if c in _BIDI else c

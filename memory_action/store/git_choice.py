@@ -42,6 +42,8 @@ def origin_of(context: RunContext) -> str:
         lines.append(f"Pull request: #{context.pull_request.number}")
     if context.actor:
         lines.append(f"Actor: {context.actor}")
+    if context.comment_url:
+        lines.append(f"Comment: {context.comment_url}")
     return "\n".join(lines)
 
 

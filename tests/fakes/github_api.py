@@ -87,6 +87,8 @@ class FakeGitHub:
     permissions: dict[str, str] = field(default_factory=dict)
     # comment id → logins that edited it (besides the bot's own writes)
     edits: dict[int, list[str]] = field(default_factory=dict)
+    # issue comment id → the reactions the token added (``eyes``, ``+1``)
+    reactions: dict[int, list[str]] = field(default_factory=dict)
     cache: CacheRest | None = None  # answers the cache REST API; None: 403 (no permission)
     api_url: str = API_URL  # the API root that URLs in answers start with
     max_per_page: int = GITHUB_MAX_PER_PAGE  # lower it to make a client follow Link headers
@@ -168,6 +170,7 @@ class FakeGitHub:
             ("PATCH", r"/issues/comments/(\d+)", self._edit_comment),
             ("DELETE", r"/issues/comments/(\d+)", self._delete_comment),
             ("GET", r"/issues/comments/(\d+)", self._get_comment),
+            ("POST", r"/issues/comments/(\d+)/reactions", self._create_reaction),
             ("GET", r"/commits/([0-9a-f]+)/pulls", self._commit_pulls),
             ("GET", r"/collaborators/([^/]+)/permission", self._permission),
             ("GET", r"/actions/runs/(\d+)", self._workflow_run),
@@ -278,6 +281,15 @@ class FakeGitHub:
                 if comment["id"] == int(comment_id):
                     return json_reply(comment)
         return 404, {}, json.dumps({"message": "Not Found"})
+
+    def _create_reaction(self, request: ApiRequest, comment_id: str) -> Reply:
+        """A reaction to an issue comment: any id is a comment (a person's comment that
+        triggered the run need not be in ``comments``)."""
+        if self.read_only:
+            return 403, {}, json.dumps({"message": "Resource not accessible by integration"})
+        content = json.loads(request.body or "{}")["content"]
+        self.reactions.setdefault(int(comment_id), []).append(content)
+        return json_reply({"id": self.next_id, "content": content}, status=201)
 
     def _commit_pulls(self, _request: ApiRequest, sha: str) -> Reply:
         pulls = [p for p in self.pulls.values() if p.merged_in == sha]

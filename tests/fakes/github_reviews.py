@@ -127,6 +127,8 @@ class FakeReviews:
             ("GET", r"/pulls/(\d+)/reviews/(\d+)/comments", self._review_comments),
             ("GET", r"/pulls/(\d+)/comments", self._pull_comments),
             ("GET", r"/pulls/comments/(\d+)/reactions", self._reactions),
+            ("POST", r"/pulls/comments/(\d+)/reactions", self._create_reaction),
+            ("POST", r"/pulls/(\d+)/comments/(\d+)/replies", self._create_reply),
             ("GET", r"/pulls/comments/(\d+)", self._get_comment),
             ("GET", r"/compare/([^/]+?)\.\.\.([^/]+)", self._compare),
         ]
@@ -216,6 +218,25 @@ class FakeReviews:
             return json_reply(self._comment(int(comment_id)))
         except KeyError:
             return error_reply(404, "Not Found")
+
+    def _create_reaction(self, request: ApiRequest, comment_id: str) -> Reply:
+        if self.github.read_only:
+            return error_reply(403, "Resource not accessible by integration")
+        try:
+            self.react(int(comment_id), self._login(), request.json()["content"])
+        except KeyError:
+            return error_reply(404, "Not Found")
+        return json_reply(self.reactions[int(comment_id)][-1], status=201)
+
+    def _create_reply(self, request: ApiRequest, number: str, comment_id: str) -> Reply:
+        """A reply in the thread of ``comment_id``, by the token's identity."""
+        if self.github.read_only:
+            return error_reply(403, "Resource not accessible by integration")
+        try:
+            reply = self.reply(int(number), int(comment_id), self._login(), request.json()["body"])
+        except KeyError:
+            return error_reply(404, "Not Found")
+        return json_reply(self._comment(reply), status=201)
 
     def _reactions(self, request: ApiRequest, comment_id: str) -> Reply:
         return self.github.page(request, self.reactions.get(int(comment_id), []))

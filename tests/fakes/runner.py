@@ -107,6 +107,22 @@ def comment_event(
     }
 
 
+def reply_event(
+    to: int, body: str, login: str = "mona", comment_id: int = 9_000_001
+) -> dict[str, Any]:
+    """``pull_request_review_comment``: ``login``'s reply ``comment_id`` to review comment ``to``
+    of pull request 7."""
+    event = pull_request_event(action="created")
+    event["comment"] = {
+        "id": comment_id,
+        "in_reply_to_id": to,
+        "body": body,
+        "author_association": "MEMBER",
+        "user": {"login": login, "type": "User"},
+    }
+    return event
+
+
 def push_event(sha: str | None = None) -> dict[str, Any]:
     """A push to main; with ``sha``, also its head commit (through which a merged PR is found)."""
     event: dict[str, Any] = {"ref": "refs/heads/main"}

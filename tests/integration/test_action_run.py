@@ -176,7 +176,7 @@ def test_a_push_to_the_default_branch_saves_committed_memory_that_pull_requests_
 def test_a_collaborators_comment_is_answered_but_cannot_write_memory(
     runner: ActionRunner, github: FakeGitHub
 ) -> None:
-    event = comment_event("@memory-agent remember: retries use tenacity")
+    event = comment_event("Please remember: retries use tenacity")
     model = learning_model()
 
     outcome = runner.run("issue_comment", event, "refs/heads/main", model)

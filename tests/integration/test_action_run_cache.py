@@ -195,7 +195,7 @@ def test_a_comment_run_with_a_read_only_token_restores_and_succeeds(
 ) -> None:
     push(runner, service)
     read_only = service.add_run([MAIN_REF], read_only=True)
-    event = comment_event("@memory-agent remember: retries use tenacity")
+    event = comment_event("Please remember: retries use tenacity")
     model = ScriptedChatModel.from_script(
         tool_call("write_file", {"file_path": MEMORY, "content": PR_LESSON}), "Noted."
     )

@@ -18,7 +18,7 @@ from memory_action.review.ledger import fingerprint
 from memory_action.store.local import LocalDirectoryStore
 from tests.fakes.github_api import HEAD_SHA, FakeGitHub, FakePullRequest, changed_file
 from tests.fakes.github_reviews import Comparison
-from tests.fakes.runner import ActionRunner, RunOutcome, pull_request_event
+from tests.fakes.runner import ActionRunner, RunOutcome, pull_request_event, reply_event
 from tests.fakes.scripted_model import ScriptedChatModel, tool_call
 
 PR_REF = "refs/pull/7/merge"
@@ -211,19 +211,6 @@ def test_without_memory_the_bot_s_own_comments_keep_it_from_repeating(
 
     assert len(github.reviews.posted(7)) == 1
     assert len(github.reviews.reviews[7]) == 1  # the second run had nothing new to post
-
-
-def reply_event(to: int, body: str, login: str = "mona") -> dict[str, Any]:
-    """``pull_request_review_comment``: ``login`` replies to review comment ``to`` of PR 7."""
-    event = pull_request_event(action="created")
-    event["comment"] = {
-        "id": 9_000_001,
-        "in_reply_to_id": to,
-        "body": body,
-        "author_association": "MEMBER",
-        "user": {"login": login, "type": "User"},
-    }
-    return event
 
 
 def test_a_reply_to_the_agents_comment_is_a_request_to_it(

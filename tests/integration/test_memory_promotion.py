@@ -206,7 +206,7 @@ def test_a_comment_command_builds_on_the_proposed_memory_and_both_facts_are_prom
     model = remember(FACT_A, FACT_B)
     commented = runner.run(
         "issue_comment",
-        comment_event("@memory-agent remember fixtures live in tests/conftest.py"),
+        comment_event("Please remember fixtures live in tests/conftest.py"),
         "refs/heads/main",
         model,
     )
@@ -283,7 +283,7 @@ def test_a_veto_outlives_a_comment_run_that_rewrites_the_comment(
 
     commented = runner.run(
         "issue_comment",
-        comment_event("@memory-agent remember: log with structlog"),
+        comment_event("Please remember: log with structlog"),
         "refs/heads/main",
         model,
     )
@@ -343,7 +343,7 @@ def test_a_comment_run_that_adds_a_fact_next_to_a_vetoed_one_keeps_both_unticked
 
     commented = runner.run(
         "issue_comment",
-        comment_event("@memory-agent remember: log with structlog"),
+        comment_event("Please remember: log with structlog"),
         "refs/heads/main",
         remember("- Use pytest.", FACT_C),
     )
@@ -469,7 +469,7 @@ def test_what_a_comment_command_proposed_survives_the_pull_requests_next_run(
     )
     commented = runner.run(
         "issue_comment",
-        comment_event("@memory-agent remember fixtures"),
+        comment_event("Please remember fixtures"),
         "refs/heads/main",
         remember(FACT_A, FACT_B),
     )

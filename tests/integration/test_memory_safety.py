@@ -116,7 +116,7 @@ def test_untrusted_runs_never_change_committed_memory(
         trigger = ("pull_request", pull_request_event(fork=True, association="NONE"), PR_REF)
     elif trigger_kind == "comment":
         token = service.add_run([MAIN_REF], read_only=True)
-        event = comment_event(f"@memory-agent remember: {POISON}", association="NONE")
+        event = comment_event(f"Please remember: {POISON}", association="NONE")
         trigger = ("issue_comment", event, MAIN_REF)
     else:
         token = service.add_run([MAIN_REF], read_only=True)

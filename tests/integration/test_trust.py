@@ -42,7 +42,7 @@ def comment_run(runner: ActionRunner, login: str, association: str) -> str:
     """``login`` asks the agent to remember FACT_A on #7; the comment body afterwards."""
     commented = runner.run(
         "issue_comment",
-        comment_event(f"@memory-agent remember: {FACT_A}", association, login=login),
+        comment_event(f"Please remember: {FACT_A}", association, login=login),
         "refs/heads/main",
         remember_all(f"# Conventions\n\n{FACT_A}\n"),
     )
@@ -287,7 +287,7 @@ def test_ticks_of_a_block_of_another_workflow_are_not_carried_over(
 
     commented = runner.run(
         "issue_comment",
-        comment_event(f"@memory-agent remember: {FORGED}", "NONE", login="outsider"),
+        comment_event(f"Please remember: {FORGED}", "NONE", login="outsider"),
         "refs/heads/main",
         remember_all(f"{FORGED}\n"),
     )
@@ -308,7 +308,7 @@ def outsider_says(runner: ActionRunner, github: FakeGitHub, said: str, memory: s
     comment body afterwards, and the run's log."""
     commented = runner.run(
         "issue_comment",
-        comment_event(f"@memory-agent {said}", "NONE", login="outsider"),
+        comment_event(f"Please, @memory-agent: {said}", "NONE", login="outsider"),
         "refs/heads/main",
         remember_all(memory),
     )

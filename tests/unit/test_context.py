@@ -707,7 +707,6 @@ UNSUPPORTED = [
         "pull_request with action 'closed'",
     ),
     ("push_tag", "push", "refs/tags/v1.2.0", "push on 'refs/tags/v1.2.0'"),
-    ("issue_comment_issue", "issue_comment", "refs/heads/main", "not a pull request"),
     ("issue_comment_edited", "issue_comment", "refs/heads/main", "action 'edited'"),
     ("release_published", "release", "refs/tags/v1.2.0", "the event 'release'"),
 ]
@@ -721,6 +720,16 @@ def test_unsupported_event(name: str, event: str, ref: str, says: str) -> None:
         load_context(runner_env(event, ref), payload(name))
     assert says in str(caught.value)
     assert "\n" not in str(caught.value)
+
+
+def test_a_comment_on_an_issue_has_no_pull_request_but_its_number_and_comment() -> None:
+    """Only a comment command is handled there (``command_run.route`` decides)."""
+    context = load_context(
+        runner_env("issue_comment", "refs/heads/main"), payload("issue_comment_issue")
+    )
+    assert context.pull_request is None
+    assert context.issue_number == payload("issue_comment_issue")["issue"]["number"]
+    assert context.trust is Trust.UNTRUSTED and not context.may_write
 
 
 UNSUPPORTED_VARIANTS = [

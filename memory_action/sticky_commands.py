@@ -1,0 +1,44 @@
+"""A pull request's proposal, changed by comment commands, published in its sticky comment.
+
+Only the proposal section changes (``proposal_section``): the review stays as the last review
+left it. A pull request without a comment yet gets one that says no review ran.
+"""
+
+from __future__ import annotations
+
+from memory_action import report
+from memory_action.errors import GitHubError
+from memory_action.plan import Outcome, Plan
+from memory_action.proposal_section import with_proposal
+from memory_action.publish import comment_proposal
+from memory_action.pull_request import CommentPermissionError
+
+NO_REVIEW = "_No review yet: this comment holds the memory changes asked for in comments._"
+
+
+def publish_proposal(plan: Plan, outcome: Outcome) -> str:
+    """Write the proposal of ``outcome`` into the sticky comment; why not ("" when written)."""
+    pr, github, agent = plan.context.pull_request, plan.services.github, plan.settings.agent_name
+    if pr is None or github is None:
+        return "there is no pull request comment to hold it"
+    proposal = comment_proposal(plan, outcome)
+    marker = report.comment_marker(agent)
+    try:
+        current = github.find_sticky_comment(pr.number, marker)
+        body = (
+            with_proposal(current, agent, proposal)
+            if current is not None
+            else report.render_comment(
+                agent_name=agent,
+                review_markdown=NO_REVIEW,
+                memory_diff="",
+                memory_note="",
+                run_url=plan.context.run_url,
+                proposal_markdown=proposal,
+            )
+        )
+        posted = github.upsert_sticky_comment(pr.number, marker, body)
+    except (GitHubError, CommentPermissionError) as exc:
+        return f"the pull request's comment could not be written ({exc})"
+    plan.log.info(f"Updated the memory proposal: {posted.url}")
+    return ""
