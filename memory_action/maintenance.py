@@ -12,10 +12,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from memory_action.layers import StartingMemory
+from memory_action.maintenance_pr import git_store
 from memory_action.memory import upkeep
 from memory_action.memory.citations import CitationChecker, CodeView, parse_items
 from memory_action.plan import Plan
-from memory_action.settings import MaintenanceOutput, StoreKind
+from memory_action.settings import MaintenanceOutput
 from memory_action.workspace_code import checkout_code
 
 UNCHANGED = "nothing changed since the last maintenance"
@@ -64,20 +65,15 @@ def prepare(
 
 
 def _output_note(the_plan: Plan) -> None:
-    """``maintenance_output: pull_request`` is only for the git store, and its pull request is
-    not opened by this version yet: either way the run says how it writes instead."""
+    """``maintenance_output: pull_request`` needs the git store (``maintenance_pr``): without
+    it the run says how it writes instead."""
     settings = the_plan.settings
     if settings.maintenance_output is not MaintenanceOutput.PULL_REQUEST:
         return
-    if settings.memory_store is StoreKind.CACHE:
+    if git_store(the_plan) is None:
         the_plan.log.notice(
             "maintenance_output: pull_request needs memory_store: git; maintenance writes to "
             "the cache as with maintenance_output: commit."
-        )
-    else:
-        the_plan.log.notice(
-            "maintenance_output: pull_request is not available in this version yet; "
-            "maintenance commits to the memory branch as with maintenance_output: commit."
         )
 
 

@@ -20,6 +20,7 @@ from memory_action.errors import GitHubError
 from memory_action.inline_review import CachedReader, Published
 from memory_action.layers import Committed, Fetched, StartingMemory, restore_layers
 from memory_action.maintenance import UNCHANGED, Upkeep
+from memory_action.maintenance_pr import save_or_propose
 from memory_action.memory.diff import memory_diff
 from memory_action.memory.provenance import Provenance, stamp_for_run, update
 from memory_action.memory.scrub import describe, redact
@@ -38,7 +39,6 @@ from memory_action.plan import (  # re-exported: callers build Services from her
 from memory_action.promotion import merge_comment_learning, overlay_from_comment, promote
 from memory_action.publish import post_comment, write_summary
 from memory_action.pull_request import PullRequestReader
-from memory_action.saving import save
 from memory_action.scope import compute_scope
 from memory_action.settings import Mode, Settings
 from memory_action.store.base import RestoreResult
@@ -105,12 +105,17 @@ def _run(the_plan: Plan) -> RunResult:
     outcome, published = run_agent(the_plan, start, checked)
     final, notes = _final_memory(the_plan)
     notes = (*notes, *([outcome.note] if outcome.note else []), *published.notes)
-    if checked is not None and not checked.unchanged:
-        notes = (*notes, *(f"maintenance found {n}" for n in upkeep_notes(checked.findings)))
+    found = (
+        tuple(f"maintenance found {n}" for n in upkeep_notes(checked.findings))
+        if (checked is not None and not checked.unchanged)
+        else ()
+    )
+    notes = (*notes, *found)
     stamp = stamp_for_run(the_plan.context, the_plan.services.clock())
     provenance = update(start.provenance, start.text, final, stamp)
     diff = memory_diff(_as_files(start.text), _as_files(final), settings.memory_path.as_posix())
-    saved = save(
+    # maintenance_output: pull_request turns maintenance's save into a pull request
+    saved, proposed = save_or_propose(
         the_plan,
         start,
         final,
@@ -118,7 +123,9 @@ def _run(the_plan: Plan) -> RunResult:
         finished=outcome.finished,
         ledger=published.ledger,
         maintained=checked.digest(final) if checked is not None and not checked.unchanged else "",
+        proposal=(found, diff),
     )
+    notes = (*notes, proposed) if proposed else notes
     if settings.enable_memory:
         # Docker actions run as root: what we wrote must stay usable by the job's later steps.
         from memory_action.store.archive import fix_ownership  # noqa: PLC0415 - zstandard

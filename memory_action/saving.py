@@ -91,7 +91,8 @@ def _maintained_of(start: StartingMemory) -> str:
 
 def _report_save(the_plan: Plan, result: SaveResult) -> None:
     if result.saved:
-        the_plan.log.info(f"Saved memory as {result.key}")
+        note = f" ({result.reason})" if result.reason else ""
+        the_plan.log.info(f"Saved memory as {result.key}{note}")
     elif result.write_denied:
         the_plan.log.notice(
             f"Memory was not saved: {result.reason}. This run's memory changes are shown in the "

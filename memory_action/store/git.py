@@ -43,6 +43,7 @@ from memory_action.store.base import ListedEntry, RestoreKeys, RestoreResult, Sa
 from memory_action.store.git_remote import (
     FolderSnapshot,
     GitRemoteError,
+    PullRequestLink,
     Revision,
     StaleHeadError,
     WriteRefusedError,
@@ -81,6 +82,10 @@ class GitRemote(Protocol):
     ) -> str: ...
 
     def create_branch(self, branch: str, files: Mapping[str, str], message: str) -> bool: ...
+
+    def create_ref(self, branch: str, sha: str) -> bool: ...
+
+    def open_pull_request(self, head: str, base: str, title: str, body: str) -> PullRequestLink: ...
 
 
 class _EntryMeta(BaseModel):
@@ -172,7 +177,9 @@ class GitMemoryStore:
 
     # -- save -------------------------------------------------------------------------------------
 
-    def save(self, key: str, folder: Path) -> SaveResult:
+    def save(self, key: str, folder: Path, *, onto: str | None = None) -> SaveResult:
+        """Save the entry of ``folder`` as ``key``: onto the memory branch, or ``onto`` a new
+        branch made at the memory branch's head (which then does not move)."""
         if self.refusal is not None:
             return SaveResult(saved=False, key=key, reason=str(self.refusal), write_denied=True)
         try:
@@ -182,7 +189,7 @@ class GitMemoryStore:
         meta = {"format": ENTRY_FORMAT, "key": key, "created": self._clock()}
         files[ENTRY_FILE] = json.dumps(meta, indent=1, sort_keys=True) + "\n"
         try:
-            return self._save(key, folder_of(key), files)
+            return self._save(key, folder_of(key), files, onto)
         except WriteRefusedError as exc:
             self.refusal = exc
             return SaveResult(saved=False, key=key, reason=str(exc), write_denied=True)
@@ -190,7 +197,7 @@ class GitMemoryStore:
             reason = f"memory was not saved to the {self.name}: {exc}"
             return SaveResult(saved=False, key=key, reason=reason)
 
-    def _save(self, key: str, path: str, files: dict[str, str]) -> SaveResult:
+    def _save(self, key: str, path: str, files: dict[str, str], onto: str | None) -> SaveResult:
         size = sum(len(text.encode()) for path, text in files.items() if path != ENTRY_FILE)
         for _ in range(MAX_HEAD_RETRIES):
             snapshot = self._remote.read(self.branch, path)
@@ -210,6 +217,8 @@ class GitMemoryStore:
                 sorted(f"{path}/{name}" for name in snapshot.files or {} if name not in files)
             )
             additions = {f"{path}/{name}": text for name, text in files.items()}
+            if onto is not None:
+                return self._save_onto(onto, snapshot.head, key, (additions, stale), size)
             try:
                 self._remote.commit(
                     self.branch, snapshot.head, additions, stale, self._message(key)
@@ -223,6 +232,33 @@ class GitMemoryStore:
             f"the {self.name} kept moving ({MAX_HEAD_RETRIES} attempts); the next run saves again"
         )
         return SaveResult(saved=False, key=key, reason=reason)
+
+    def _save_onto(
+        self,
+        branch: str,
+        head: str,
+        key: str,
+        changes: tuple[dict[str, str], tuple[str, ...]],
+        size: int,
+    ) -> SaveResult:
+        """The commit a save would make, on a new ``branch`` at the memory branch's ``head``.
+        The branch is this save's alone: one that exists already is refused, never reused."""
+        if not self._remote.create_ref(branch, head):
+            raise WriteRefusedError(
+                f"the branch {branch} exists already (an earlier attempt of this run?)",
+                protected=False,
+            )
+        additions, deletions = changes
+        try:
+            self._remote.commit(branch, head, additions, deletions, self._message(key))
+        except StaleHeadError as exc:  # someone else pushed to the new branch: leave it to them
+            raise WriteRefusedError(str(exc), protected=False) from None
+        self.commits += 1
+        return SaveResult(saved=True, key=key, size_bytes=size, reason=f"on branch {branch}")
+
+    def open_pull_request(self, head: str, title: str, body: str) -> PullRequestLink:
+        """A pull request from the branch ``head`` into the memory branch."""
+        return self._remote.open_pull_request(head, self.branch, title, body)
 
     def _message(self, key: str) -> tuple[str, str]:
         headline = f"memory: save {folder_of(key)}"

@@ -9,6 +9,9 @@
 - ``createCommitOnBranch`` needs a branch to exist: the memory branch is created once as an
   orphan through the REST git data API (PyGithub: a tree, a commit without parents, a ref).
   Creating the ref fails with 422 when a concurrent run created it first, which is fine.
+- ``maintenance_output: pull_request``: a new branch is made at the memory branch's head (REST
+  ``POST /git/refs``), the commit goes onto it, and a pull request is opened into the memory
+  branch (REST ``POST /pulls``, which needs ``pull-requests: write``).
 
 Every write needs ``contents: write``. A refusal of the token (403, "Resource not accessible by
 integration") and a refusal of branch protection or a ruleset ("protected branch", "Repository
@@ -112,6 +115,14 @@ class FolderSnapshot:
 
     head: str | None
     files: Mapping[str, str] | None
+
+
+@dataclass(frozen=True)
+class PullRequestLink:
+    """A pull request that was opened."""
+
+    number: int
+    url: str
 
 
 @dataclass(frozen=True)
@@ -280,14 +291,28 @@ class GitHubGitRemote:
             tree = self._repository.create_git_tree(elements)
             self.calls += 1
             commit = self._repository.create_git_commit(message, tree, [])
+        return self.create_ref(branch, commit.sha)
+
+    def create_ref(self, branch: str, sha: str) -> bool:
+        """Point the new ``branch`` at commit ``sha``; False when the branch exists already."""
+        with self._rest(f"creating the branch {branch}"):
             self.calls += 1
             try:
-                self._repository.create_git_ref(_qualified(branch), commit.sha)
+                self._repository.create_git_ref(_qualified(branch), sha)
             except GithubException as exc:
-                if exc.status == 422:  # "Reference already exists": a concurrent run made it
+                if exc.status == 422:  # "Reference already exists"
                     return False
                 raise
         return True
+
+    def open_pull_request(self, head: str, base: str, title: str, body: str) -> PullRequestLink:
+        """Open a pull request from ``head`` into ``base`` (both branches of this repository).
+        GitHub answers 422 when one is open for ``head`` already, 403 when the token lacks
+        ``pull-requests: write`` or GitHub Actions may not create pull requests."""
+        with self._rest(f"opening a pull request from {head} into {base}"):
+            self.calls += 1
+            pull = self._repository.create_pull(base=base, head=head, title=title, body=body)
+            return PullRequestLink(number=pull.number, url=pull.html_url)
 
     # -- plumbing ---------------------------------------------------------------------------------
 
@@ -316,13 +341,27 @@ class GitHubGitRemote:
             yield
         except GithubException as exc:
             data = exc.data if isinstance(exc.data, dict) else {}
-            message = " ".join(str(data.get("message") or exc.message or "").split())
+            message = " ".join(_messages(data, exc.message).split())
             text = self._redact(f"{action} failed: HTTP {exc.status} {message}".strip())
             if exc.status == 403:
                 raise WriteRefusedError(text, protected=_protected(message)) from None
             raise GitRemoteError(text) from None
         except requests.RequestException as exc:
             raise GitRemoteError(self._redact(f"{action} failed: {exc}")) from None
+
+
+def _messages(data: Mapping[str, Any], fallback: str | None) -> str:
+    """A REST error's message and its details: a 422 says what failed only in ``errors``
+    ("Validation Failed": "A pull request already exists for owner:branch.")."""
+    errors = data.get("errors")
+    details = (
+        [str(e.get("message")) for e in errors if isinstance(e, dict) and e.get("message")]
+        if isinstance(errors, list)
+        else []
+    )
+    return ": ".join(
+        part for part in (str(data.get("message") or fallback or ""), *details) if part
+    )
 
 
 def _qualified(branch: str) -> str:

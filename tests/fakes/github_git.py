@@ -14,6 +14,12 @@ Written from GitHub's documented behaviour, not from ``memory_action.store.git_r
   ``FORBIDDEN`` error. Commits made this way are verified (``verified_commits`` counts them).
 - GraphQL reads: the branch's head and a folder's files (``ref.target.file(path)``), a commit's
   (``object(oid)``), and ``history(path)``.
+- ``POST /pulls`` (title, head, base, body): 201 with the pull request; 422 "Validation Failed"
+  with ``errors[].message`` "A pull request already exists for owner:branch." when one is open
+  for that head and base, and ``field: head, code: invalid`` for a head branch that does not
+  exist; 403 "Resource not accessible by integration" without ``pull-requests: write``
+  (``pulls_read_only``), and 403 "GitHub Actions is not permitted to create or approve pull
+  requests." when the repository does not allow it (``actions_may_open_pulls``).
 
 ``before_commit`` runs just before a commit is applied (a test makes a rival writer win there).
 """
@@ -35,6 +41,7 @@ if TYPE_CHECKING:
     from tests.fakes.github_api import FakeGitHub
 
 NOT_ACCESSIBLE = "Resource not accessible by integration"
+ACTIONS_MAY_NOT_OPEN = "GitHub Actions is not permitted to create or approve pull requests."
 _counter = itertools.count(1)
 
 
@@ -47,6 +54,18 @@ class FakeCommit:
     body: str
     date: str
     verified: bool
+
+
+@dataclass(frozen=True)
+class OpenedPull:
+    """A pull request opened through ``POST /pulls``."""
+
+    number: int
+    head: str
+    base: str
+    title: str
+    body: str
+    head_sha: str
 
 
 def _oid(*parts: str) -> str:
@@ -65,6 +84,9 @@ class FakeGitData:
     protected: set[str] = field(default_factory=set)  # branch names that refuse commits
     read_only: bool = False  # the token lacks contents: write
     before_commit: Callable[[], None] | None = None
+    opened: list[OpenedPull] = field(default_factory=list)
+    pulls_read_only: bool = False  # the token lacks pull-requests: write
+    actions_may_open_pulls: bool = True  # the repository setting for GitHub Actions
     stale_refusals: int = 0
     verified_commits: int = 0
     # Runs race in threads: each request is answered whole, as GitHub applies a ref update.
@@ -76,6 +98,7 @@ class FakeGitData:
             ("POST", r"/git/commits", self._locked(self._create_commit)),
             ("POST", r"/git/refs", self._locked(self._create_ref)),
             ("GET", r"/git/ref/heads/(.+)", self._locked(self._get_ref)),
+            ("POST", r"/pulls", self._locked(self._open_pull)),
         ]
 
     def _locked(self, handler: Callable[..., Reply]) -> Callable[..., Reply]:
@@ -205,6 +228,51 @@ class FakeGitData:
             "url": f"{self.github.repo_url}/git/{ref}",
             "object": {"sha": sha, "type": "commit", "url": f"{self.github.repo_url}/git/{sha}"},
         }
+
+    def _open_pull(self, request: ApiRequest) -> Reply:
+        if self.pulls_read_only:
+            return 403, {}, json.dumps({"message": NOT_ACCESSIBLE})
+        if not self.actions_may_open_pulls:
+            return 403, {}, json.dumps({"message": ACTIONS_MAY_NOT_OPEN})
+        body = json.loads(request.body or "{}")
+        head, base = str(body["head"]), str(body["base"])
+        if f"refs/heads/{head}" not in self.refs or f"refs/heads/{base}" not in self.refs:
+            error = {"resource": "PullRequest", "field": "head", "code": "invalid"}
+            return 422, {}, json.dumps({"message": "Validation Failed", "errors": [error]})
+        if any(p.head == head and p.base == base for p in self.opened):
+            owner = self._full_name().split("/")[0]
+            error = {
+                "resource": "PullRequest",
+                "code": "custom",
+                "message": f"A pull request already exists for {owner}:{head}.",
+            }
+            return 422, {}, json.dumps({"message": "Validation Failed", "errors": [error]})
+        pull = OpenedPull(
+            number=500 + len(self.opened),
+            head=head,
+            base=base,
+            title=str(body.get("title") or ""),
+            body=str(body.get("body") or ""),
+            head_sha=self.refs[f"refs/heads/{head}"],
+        )
+        self.opened.append(pull)
+        return 201, {}, json.dumps(self._rest_pull(pull))
+
+    def _rest_pull(self, pull: OpenedPull) -> dict[str, Any]:
+        return {
+            "id": 90_000 + pull.number,
+            "number": pull.number,
+            "state": "open",
+            "title": pull.title,
+            "body": pull.body,
+            "url": f"{self.github.repo_url}/pulls/{pull.number}",
+            "html_url": f"https://github.com/{self._full_name()}/pull/{pull.number}",
+            "head": {"ref": pull.head, "sha": pull.head_sha},
+            "base": {"ref": pull.base, "sha": self.refs[f"refs/heads/{pull.base}"]},
+        }
+
+    def _full_name(self) -> str:
+        return "/".join(self.github.repo_url.rsplit("/", 2)[-2:])
 
     # -- GraphQL ----------------------------------------------------------------------------------
 

@@ -11,7 +11,7 @@ import pytest
 from memory_action.github import GitHubClient
 from memory_action.store.base import RestoreKeys
 from memory_action.store.git import ENTRY_FILE, MEMORY_BRANCH, GitMemoryStore
-from memory_action.store.git_remote import GitHubGitRemote
+from memory_action.store.git_remote import GitHubGitRemote, GitRemoteError
 from tests.fakes.github_api import API_URL, REPOSITORY, FakeGitHub
 
 PREFIX = "memory-agent/v1/memory-agent/repo/committed/"
@@ -125,3 +125,50 @@ def test_the_log_lists_the_commits_of_one_folder(fake: FakeGitHub, tmp_path: Pat
         f"Key: {PREFIX}2-1-job-aa",
         f"Key: {PREFIX}1-1-job-aa",
     ]
+
+
+def test_a_save_onto_a_new_branch_leaves_the_memory_branch_and_opens_a_pull_request(
+    fake: FakeGitHub, tmp_path: Path
+) -> None:
+    store = make_store()
+    assert store.save(f"{PREFIX}1-1-job-aa", memory_folder(tmp_path, "- one\n")).saved
+    store.restore(RestoreKeys(PREFIX), tmp_path / "read")
+    before = fake.git.head(MEMORY_BRANCH)
+    saved = store.save(f"{PREFIX}2-1-job-bb", memory_folder(tmp_path, "- two\n"), onto="prop/2")
+    assert saved.saved and saved.reason == "on branch prop/2"
+    assert fake.git.head(MEMORY_BRANCH) == before
+    proposed = fake.git.head("prop/2")
+    assert before is not None and proposed is not None
+    assert proposed.parents == (before.oid,)
+    assert proposed.files[f"{FOLDER}/AGENTS.md"] == "- two\n"
+
+    pull = store.open_pull_request("prop/2", "title", "body")
+    assert pull.url.endswith(f"/pull/{pull.number}")
+    [opened] = fake.git.opened
+    assert (opened.head, opened.base, opened.title, opened.body) == (
+        "prop/2",
+        MEMORY_BRANCH,
+        "title",
+        "body",
+    )
+    with pytest.raises(GitRemoteError, match="A pull request already exists for"):
+        store.open_pull_request("prop/2", "title", "body")
+
+
+def test_a_push_to_the_new_branch_meanwhile_refuses_the_save_onto_it(
+    fake: FakeGitHub, tmp_path: Path
+) -> None:
+    store = make_store()
+    assert store.save(f"{PREFIX}1-1-job-aa", memory_folder(tmp_path, "- one\n")).saved
+    store.restore(RestoreKeys(PREFIX), tmp_path / "read")
+
+    def someone_pushes() -> None:
+        fake.git.commit_files("prop/3", {"theirs.txt": "x\n"})
+
+    fake.git.before_commit = someone_pushes
+    saved = store.save(f"{PREFIX}3-1-job-cc", memory_folder(tmp_path, "- three\n"), onto="prop/3")
+    assert not saved.saved and saved.write_denied
+    assert "Expected branch to point to" in saved.reason
+    proposed = fake.git.head("prop/3")
+    assert proposed is not None and f"{FOLDER}/AGENTS.md" in proposed.files
+    assert proposed.files[f"{FOLDER}/AGENTS.md"] == "- one\n"  # theirs kept, nothing retried

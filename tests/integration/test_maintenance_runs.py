@@ -4,7 +4,6 @@ model call at all."""
 
 from __future__ import annotations
 
-import shutil
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -12,14 +11,17 @@ import pytest
 from langchain_core.messages import HumanMessage
 
 from memory_action.memory.merge import CONFLICT_END, CONFLICT_MIDDLE, CONFLICT_START
-from tests.fakes.git_repo import GitRepo, isolated_git_env
+from tests.fakes.git_repo import GitRepo
 from tests.fakes.github_api import FakeGitHub
-from tests.fakes.runner import ActionRunner, RunOutcome, push_event
-from tests.fakes.scripted_model import ScriptedChatModel, tool_call
+from tests.fakes.maintenance_checkout import (
+    checkout_runner,
+    maintain,
+    seed_without_digest,
+    write,
+)
+from tests.fakes.runner import ActionRunner
+from tests.fakes.scripted_model import ScriptedChatModel
 
-MEMORY = ".agent-memory/AGENTS.md"
-MAIN = "refs/heads/main"
-APP = "def fetch_retry(url):\n    return url\n"
 KEPT = "- Retries go through `src/app.py:fetch_retry`, never a bare loop.\n"
 STALE = "- Settings are parsed in `src/settings.py`.\n"
 DUPLICATE = "- Use pytest fixtures rather than setUp methods.\n"
@@ -40,37 +42,10 @@ def github() -> Iterator[FakeGitHub]:
 
 @pytest.fixture
 def runner(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> ActionRunner:
-    env = isolated_git_env(tmp_path / "home")
-    for name, value in env.items():
-        monkeypatch.setenv(name, value)
-    the_runner = ActionRunner(tmp_path, inputs={"mode": "maintenance"})
-    repo = GitRepo(the_runner.workspace, env)
-    repo.git("init", "--quiet", "--initial-branch=main")
-    repo.write("src/app.py", APP)
-    repo.commit("Start")
-    return the_runner
+    return checkout_runner(tmp_path, monkeypatch)
 
 
-def maintain(runner: ActionRunner, *steps: object) -> tuple[RunOutcome, ScriptedChatModel]:
-    model = ScriptedChatModel.from_script(*steps)  # type: ignore[arg-type]
-    outcome = runner.run("push", push_event(), MAIN, model)
-    assert outcome.exit_code == 0, outcome.stdout + outcome.stderr
-    return outcome, model
-
-
-def seed(runner: ActionRunner, text: str) -> None:
-    """Memory as review runs leave it: saved without a maintenance digest (the checkout is
-    hidden, so citations cannot be checked and no digest is kept)."""
-    git, hidden = runner.workspace / ".git", runner.root / "hidden-git"
-    shutil.move(git, hidden)
-    try:
-        maintain(runner, write(text), "Seeded.")
-    finally:
-        shutil.move(hidden, git)
-
-
-def write(text: str) -> object:
-    return tool_call("write_file", {"file_path": MEMORY, "content": text})
+seed = seed_without_digest
 
 
 def task_of(model: ScriptedChatModel) -> str:
