@@ -3,7 +3,9 @@
     python bench/image.py [--python PYTHON] [--repeat N]
 
 Builds, in a temporary folder, the virtual environment the image ships with the very script the
-Dockerfile runs (``scripts/runtime-venv``, with PYTHON, default this interpreter), then measures:
+Dockerfile runs (``scripts/runtime-venv``, with PYTHON, default this interpreter; the Dockerfile
+uses Debian 12's ``/usr/bin/python3.11``, the distroless runtime's: pass that one on Debian 12 to
+measure the image's own tree), then measures:
 
 - sizes: the installed files (what the image's venv layer holds), the bytecode a run needs (what
   ``scripts/precompile.py``, the Dockerfile's last step, writes: the modules a pull request run
