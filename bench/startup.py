@@ -102,7 +102,9 @@ class FakeGitHubServer(LocalServer):
         super().__init__(self._handler(arrivals))
         self.unknown: list[str] = []
 
-    def answer(self, method: str, path: str) -> tuple[int, Any]:
+    def answer(self, method: str, path: str, body: bytes = b"") -> tuple[int, Any]:
+        if method == "POST" and path == "/graphql":
+            return 200, _graphql(body)
         repo_path = f"/repos/{REPOSITORY}"
         base = f"{self.base_url}{repo_path}"
         if method == "GET" and path.startswith(f"{repo_path}/contents/"):
@@ -117,6 +119,7 @@ class FakeGitHubServer(LocalServer):
             ("GET", f"/pulls/{PR_NUMBER}/files"): (200, files),
             ("GET", f"/issues/{PR_NUMBER}"): (200, {"number": PR_NUMBER}),
             ("GET", f"/issues/{PR_NUMBER}/comments"): (200, []),
+            ("GET", f"/pulls/{PR_NUMBER}/comments"): (200, []),  # no inline comment yet
             ("POST", f"/issues/{PR_NUMBER}/comments"): (201, _comment(base)),
         }
         rest = path.removeprefix(repo_path) if path.startswith(repo_path) else None
@@ -134,9 +137,8 @@ class FakeGitHubServer(LocalServer):
                 path = unquote(urlsplit(self.path).path)
                 arrivals.record(self.command, path)
                 length = int(self.headers.get("Content-Length") or 0)
-                if length:
-                    self.rfile.read(length)
-                status, payload = server.answer(self.command, path)
+                body = self.rfile.read(length) if length else b""
+                status, payload = server.answer(self.command, path, body)
                 send_json(self, status, payload)
 
             do_GET = do_POST = do_PATCH = _serve  # noqa: N815 - http.server's naming
@@ -145,6 +147,15 @@ class FakeGitHubServer(LocalServer):
                 """Quiet."""
 
         return Handler
+
+
+def _graphql(body: bytes) -> dict[str, Any]:
+    """Who the token is (the workflow token's bot), and no review threads yet."""
+    query = str(json.loads(body or b"{}").get("query", ""))
+    if "viewer" in query:
+        return {"data": {"viewer": {"__typename": "Bot", "login": "github-actions"}}}
+    threads = {"nodes": [], "pageInfo": {"hasNextPage": False, "endCursor": None}}
+    return {"data": {"repository": {"pullRequest": {"reviewThreads": threads}}}}
 
 
 def _permission(login: str, permission: str) -> dict[str, Any]:
@@ -177,11 +188,10 @@ class RecordingStub(OpenAIStub):
 
 
 def script() -> list[dict[str, Any]]:
-    """One review: read the changes, write a lesson to memory, answer."""
+    """One review: the diff comes in the first request; write a lesson to memory, answer."""
     lesson = {"file_path": ".agent-memory/AGENTS.md", "content": "- Retries use tenacity.\n"}
     return [
-        tool_call_reply("list_changed_files", {}, call_id="call_1"),
-        tool_call_reply("write_file", lesson, call_id="call_2"),
+        tool_call_reply("write_file", lesson, call_id="call_1"),
         answer_reply("The retry loop returns on the first attempt."),
     ]
 
