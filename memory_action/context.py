@@ -439,6 +439,6 @@ def _pushed_commits(event: str, payload: Mapping[str, Any], sha: str) -> tuple[s
     """A push's commits, head first; a PR merged by this push is found through them."""
     if event != "push":
         return ()
-    from memory_action.github_promotion import push_commit_shas  # noqa: PLC0415 - small, pure
+    from memory_action.github.promotion import push_commit_shas  # noqa: PLC0415 - small, pure
 
     return tuple(push_commit_shas(payload)) or ((sha,) if sha else ())

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field, replace
 from typing import Protocol, runtime_checkable
 
 from memory_action.errors import GitHubError
-from memory_action.github_reviews import CommentFeedback, Comparison, PostedReview
+from memory_action.github.reviews import CommentFeedback, Comparison, PostedReview
 from memory_action.layers import StartingMemory
 from memory_action.memory.review_ledger import ReviewLedger
 from memory_action.memory.state import read_memory, write_memory

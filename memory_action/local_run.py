@@ -99,7 +99,7 @@ def review(args: argparse.Namespace, env: Mapping[str, str], workflow: Workflow)
 def _review_pull_request(
     args: argparse.Namespace, env: Mapping[str, str], workflow: Workflow
 ) -> int:
-    from memory_action.github import GitHubClient  # noqa: PLC0415 - PyGithub only when needed
+    from memory_action.github.client import GitHubClient  # noqa: PLC0415 - PyGithub only when needed
 
     settings = settings_from_flags(args, env)
     if not settings.github_token:
@@ -199,7 +199,7 @@ def _copy_sources(sources_dir: Path, sources: tuple[str, ...], workspace: Path) 
 def _local_context(
     args: argparse.Namespace, github: object, workspace: Path, api_url: str
 ) -> RunContext:
-    from memory_action.github import GitHubClient  # noqa: PLC0415
+    from memory_action.github.client import GitHubClient  # noqa: PLC0415
 
     assert isinstance(github, GitHubClient)  # noqa: S101 - built by review() above
     info = github.pull_request(args.pr).info()

@@ -20,7 +20,7 @@ from memory_action.settings import Settings, check_credentials, parse_settings
 if TYPE_CHECKING:
     from langchain_core.language_models import BaseChatModel
 
-    from memory_action.github import GitHubClient
+    from memory_action.github.client import GitHubClient
     from memory_action.pipeline import Services
 
 
@@ -59,7 +59,7 @@ def _run_action(
     context = load_context(env, read_event(env.get("GITHUB_EVENT_PATH")))
     check_credentials(settings, env)  # after load_context: an unhandled event needs none
     from memory_action import pipeline  # noqa: PLC0415 - keep unhandled events fast
-    from memory_action.github import GitHubClient  # noqa: PLC0415
+    from memory_action.github.client import GitHubClient  # noqa: PLC0415
 
     github = GitHubClient(settings.github_token.reveal(), context.api_url, context.repository)
     # The payload cannot say who may write or whether a commented pull request is a fork.
@@ -98,7 +98,7 @@ def build_services(
     github: GitHubClient | None = None,
 ) -> Services:
     from memory_action import pipeline  # noqa: PLC0415
-    from memory_action.github import GitHubClient  # noqa: PLC0415
+    from memory_action.github.client import GitHubClient  # noqa: PLC0415
     from memory_action.store.factory import actions_store  # noqa: PLC0415
 
     choice = actions_store(settings, context, env, workflow)

@@ -46,7 +46,7 @@ def _open(args: argparse.Namespace, env: Mapping[str, str]) -> History:
         raise InputError(
             "--repo reads the memory branch with $GITHUB_TOKEN (or $GH_TOKEN): set one."
         )
-    from memory_action.github import GitHubClient  # noqa: PLC0415 - PyGithub loads slowly
+    from memory_action.github.client import GitHubClient  # noqa: PLC0415 - PyGithub loads slowly
     from memory_action.store.git import GitMemoryStore  # noqa: PLC0415
     from memory_action.store.git_remote import GitHubGitRemote  # noqa: PLC0415
 

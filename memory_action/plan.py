@@ -27,7 +27,7 @@ from memory_action.store.base import LayerAdmin, MemoryStore, SaveResult
 if TYPE_CHECKING:
     from langchain_core.language_models import BaseChatModel
 
-    from memory_action.github_promotion import (
+    from memory_action.github.promotion import (
         MergedPullRequest,
         StickyComment,
         TrustedComment,

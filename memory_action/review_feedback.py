@@ -15,7 +15,7 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from memory_action.github_reviews import CommentFeedback
+from memory_action.github.reviews import CommentFeedback
 from memory_action.memory.review_ledger import LedgerEntry, LedgerState, ReviewLedger
 
 MAX_REASON = 200  # characters of a reply kept as the reason

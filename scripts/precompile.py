@@ -25,8 +25,8 @@ from pathlib import Path
 RUN_MODULES = (
     "memory_action.main",
     "memory_action.pipeline",
-    "memory_action.github",
-    "memory_action.github_promotion",
+    "memory_action.github.client",
+    "memory_action.github.promotion",
     "memory_action.commands",
     "memory_action.command_run",
     "memory_action.command_replies",

@@ -51,7 +51,7 @@ def with_git(
     settings: Settings, context: RunContext, workflow: Workflow, cache: StoreChoice
 ) -> StoreChoice:
     """The run's store with committed memory on git (``cache``: the choice without git)."""
-    from memory_action.github import GitHubClient  # noqa: PLC0415 - PyGithub loads slowly
+    from memory_action.github.client import GitHubClient  # noqa: PLC0415 - PyGithub loads slowly
     from memory_action.store.git_remote import GitHubGitRemote  # noqa: PLC0415
 
     client = GitHubClient(settings.github_token.reveal(), context.api_url, context.repository)

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from memory_action.github import GitHubClient
+from memory_action.github.client import GitHubClient
 from memory_action.store.base import RestoreKeys
 from memory_action.store.git import ENTRY_FILE, MEMORY_BRANCH, GitMemoryStore
 from memory_action.store.git_remote import GitHubGitRemote, GitRemoteError

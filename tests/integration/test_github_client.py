@@ -22,7 +22,7 @@ import responses
 from responses import matchers
 
 from memory_action.errors import GitHubError
-from memory_action.github import DEFAULT_API_URL, GitHubClient
+from memory_action.github.client import DEFAULT_API_URL, GitHubClient
 from memory_action.pull_request import ChangedFile, CommentPermissionError
 from memory_action.report import comment_marker
 from tests.fakes.github_api import FakeGitHub, FakePullRequest

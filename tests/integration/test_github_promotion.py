@@ -21,8 +21,8 @@ import responses
 from responses import matchers
 
 from memory_action.errors import GitHubError
-from memory_action.github import DEFAULT_API_URL, GitHubClient
-from memory_action.github_promotion import (
+from memory_action.github.client import DEFAULT_API_URL, GitHubClient
+from memory_action.github.promotion import (
     MAX_PUSH_COMMITS,
     MergedPullRequest,
     StickyComment,

@@ -11,8 +11,8 @@ import pytest
 import requests
 
 from memory_action.errors import GitHubError
-from memory_action.github import GitHubClient
-from memory_action.github_reviews import REVIEW_BATCH
+from memory_action.github.client import GitHubClient
+from memory_action.github.reviews import REVIEW_BATCH
 from memory_action.pull_request import CommentPermissionError
 from memory_action.review.anchors import InlineComment, anchor
 from memory_action.review.findings import Finding

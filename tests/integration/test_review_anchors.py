@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 
 import requests
 
-from memory_action.github import GitHubClient
+from memory_action.github.client import GitHubClient
 from memory_action.pull_request import ChangedFile
 from memory_action.review.anchors import anchor, comment_body, side_lines
 from memory_action.review.diff import parse_patch

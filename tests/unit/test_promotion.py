@@ -14,7 +14,7 @@ import pytest
 
 from memory_action.context import load_context
 from memory_action.gha import Workflow
-from memory_action.github_promotion import StickyComment, WorkflowRun
+from memory_action.github.promotion import StickyComment, WorkflowRun
 from memory_action.layers import Fetched
 from memory_action.memory.proposals import (
     build_proposal,

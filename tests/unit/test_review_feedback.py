@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from memory_action.github_reviews import CommentFeedback, Reaction, Reply
+from memory_action.github.reviews import CommentFeedback, Reaction, Reply
 from memory_action.memory.review_ledger import LedgerEntry, ReviewLedger
 from memory_action.review_feedback import Feedback, read_feedback
 

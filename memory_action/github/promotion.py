@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from memory_action.errors import GitHubError
 
 if TYPE_CHECKING:
-    from memory_action.github import GitHubClient
+    from memory_action.github.client import GitHubClient
 
 MAX_PUSH_COMMITS = 20  # a push event lists at most 20 commits
 MAX_CONTENT_EDITS = 100  # one page of userContentEdits; a longer history is not checked

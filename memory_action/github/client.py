@@ -14,8 +14,8 @@ person's login for a personal access token. When GitHub does not answer, the ide
 then found, a new one is created and nothing foreign is trusted. ``bot_login`` sets it instead.
 
 After a merge, the push run asks which pull requests were merged and whether their sticky comment
-may be trusted: those methods delegate to ``github_promotion``. Pull request reviews with inline
-comments, the feedback on them and comparing two commits delegate to ``github_reviews``.
+may be trusted: those methods delegate to ``promotion``. Pull request reviews with inline
+comments, the feedback on them and comparing two commits delegate to ``reviews``.
 """
 
 from __future__ import annotations
@@ -38,17 +38,16 @@ from github.Repository import Repository
 from urllib3.util import Retry
 
 from memory_action import __version__
-from memory_action import github_promotion as promotion
-from memory_action import github_reviews as reviews
 from memory_action.errors import GitHubError
-from memory_action.github_promotion import (
+from memory_action.github import promotion, reviews
+from memory_action.github.promotion import (
     ACTIONS_BOT,
     MergedPullRequest,
     StickyComment,
     TrustedComment,
     WorkflowRun,
 )
-from memory_action.github_reviews import CommentFeedback, Comparison, PostedReview
+from memory_action.github.reviews import CommentFeedback, Comparison, PostedReview
 from memory_action.pull_request import (
     MAX_FILE_BYTES,
     ChangedFile,
@@ -198,7 +197,7 @@ class GitHubClient:
         # GraphQL may name a bot without the "[bot]" the REST API shows on its comments.
         return f"{login}[bot]" if kind == "Bot" and not login.endswith("[bot]") else login
 
-    # --- after a merge: which memory changes to apply (github_promotion.py) ---------------------
+    # --- after a merge: which memory changes to apply (promotion.py) ----------------------------
 
     def merged_pull_requests(
         self, commit_shas: Sequence[str], base_branch: str
@@ -245,7 +244,7 @@ class GitHubClient:
         """The sticky comment if only our bot and people with write access edited it, and why."""
         return promotion.trusted_comment(self, pr_number, marker)
 
-    # --- pull request reviews (github_reviews.py) ------------------------------------------------
+    # --- pull request reviews (reviews.py) ------------------------------------------------------
 
     def post_review(
         self,

@@ -33,7 +33,7 @@ from memory_action.errors import GitHubError
 from memory_action.review.anchors import InlineComment
 
 if TYPE_CHECKING:
-    from memory_action.github import GitHubClient
+    from memory_action.github.client import GitHubClient
     from memory_action.pull_request import ChangedFile
 
 REVIEW_BATCH = 30  # inline comments per review
@@ -290,7 +290,7 @@ def _thread_states(client: GitHubClient, pr_number: int) -> dict[int, tuple[bool
 def compare(client: GitHubClient, base: str, head: str) -> Comparison | None:
     """How ``head`` relates to ``base`` and the files changed between them (GitHub lists at
     most 300); None when GitHub does not know one of them (a commit gone after a force push)."""
-    from memory_action.github import changed_file  # noqa: PLC0415 - github imports this module
+    from memory_action.github.client import changed_file  # noqa: PLC0415 - github imports this module
 
     with client.api(f"comparing {base[:7]}...{head[:7]}"):
         try:
