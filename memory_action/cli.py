@@ -147,10 +147,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     workflow = Workflow(out=sys.stderr)  # progress on stderr: stdout is the review alone
     try:
         if args.command == "review":
-            from memory_action.local_run import review  # noqa: PLC0415
+            from memory_action.local.review import review  # noqa: PLC0415
 
             return review(args, os.environ, workflow)
-        from memory_action.local_memory import memory_command  # noqa: PLC0415
+        from memory_action.local.memory_cli import memory_command  # noqa: PLC0415
 
         return memory_command(args, os.environ, sys.stdout)
     except MemoryActionError as exc:

@@ -11,7 +11,7 @@ import pytest
 
 from memory_action.errors import InputError
 from memory_action.git_checkout import GitCheckout
-from memory_action.local_diff import (
+from memory_action.local.diff import (
     LocalChange,
     hunks_of,
     open_change,

@@ -23,9 +23,9 @@ from memory_action import pipeline
 from memory_action.context import PullRequestRef, RunContext, Trust
 from memory_action.errors import InputError, MemoryFileError
 from memory_action.gha import Workflow
-from memory_action.local_context import checkout_context, local_run_id, write_note
-from memory_action.local_diff import open_change
-from memory_action.local_memory import open_store
+from memory_action.local.context import checkout_context, local_run_id, write_note
+from memory_action.local.diff import open_change
+from memory_action.local.memory_cli import open_store
 from memory_action.main import mask_secrets, model_factory
 from memory_action.publish import figures_of
 from memory_action.pull_request import PullRequestReader

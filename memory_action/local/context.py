@@ -7,7 +7,7 @@ import time
 from pathlib import Path
 
 from memory_action.context import PullRequestRef, RunContext, Trust
-from memory_action.local_diff import LocalChange
+from memory_action.local.diff import LocalChange
 
 LOCAL_EVENT = "local"  # not a GitHub event: no promotion, no comment is read or posted
 

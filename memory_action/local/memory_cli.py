@@ -26,7 +26,7 @@ def open_store(args: argparse.Namespace, env: Mapping[str, str]) -> LocalDirecto
 def memory_command(args: argparse.Namespace, env: Mapping[str, str], out: TextIO) -> int:
     agent_prefix = f"{KEY_FORMAT}/{parse_agent_name(args.agent_name).lower()}/"
     if args.memory_command in HISTORY_COMMANDS:
-        from memory_action.memory_commands import history_command  # noqa: PLC0415
+        from memory_action.local.memory_commands import history_command  # noqa: PLC0415
 
         return history_command(args, env, agent_prefix, out)
     store = open_store(args, env)

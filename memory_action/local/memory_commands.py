@@ -8,8 +8,7 @@ from pathlib import Path
 from typing import TextIO
 
 from memory_action.errors import InputError
-from memory_action.local_memory import open_store
-from memory_action.memory_history import (
+from memory_action.local.history import (
     GitHistory,
     History,
     LocalHistory,
@@ -18,6 +17,7 @@ from memory_action.memory_history import (
     rollback,
     show_log,
 )
+from memory_action.local.memory_cli import open_store
 
 DEFAULT_API_URL = "https://api.github.com"
 
