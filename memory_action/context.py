@@ -20,7 +20,7 @@ someone's review, not a request to the bot, and a comment by a bot (the bot's ow
 comments among them) would make runs answer each other: both end with a notice.
 
 An ``issue_comment`` on an issue that is no pull request has no ``pull_request`` but its
-``issue_number``: only a comment command is handled there (``command_run.route``).
+``issue_number``: only a comment command is handled there (``commands.run.route``).
 """
 
 from __future__ import annotations

@@ -60,9 +60,9 @@ __all__ = [
 
 
 def run(settings: Settings, context: RunContext, services: Services) -> RunResult:
-    from memory_action.command_run import route  # noqa: PLC0415 - it restores through here
+    from memory_action.commands.run import route  # noqa: PLC0415 - it restores through here
 
-    # A comment's commands to the agent are answered without a review (``command_run``).
+    # A comment's commands to the agent are answered without a review (``commands.run``).
     answered = route(settings, context, services)
     if answered is not None:
         return answered

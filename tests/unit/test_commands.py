@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from memory_action.commands import MAX_COMMANDS, Verb, parse_commands
+from memory_action.commands.parse import MAX_COMMANDS, Verb, parse_commands
 from memory_action.untrusted_markdown import prose_lines
 
 

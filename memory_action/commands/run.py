@@ -26,9 +26,9 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from memory_action import command_replies as replies
-from memory_action.command_replies import Answer
-from memory_action.commands import Command, Commands, Verb, parse_commands
+from memory_action.commands import replies
+from memory_action.commands.parse import Command, Commands, Verb, parse_commands
+from memory_action.commands.replies import Answer
 from memory_action.context import (
     COMMENT_EVENTS,
     REVIEW_COMMENT,
@@ -201,7 +201,7 @@ def _on_pull_request(plan: Plan, commands: Commands) -> tuple[list[Answer], RunR
         text = after
     if text == start.text:
         return [answer for answer, _ in answers], result
-    from memory_action.sticky_commands import publish_proposal  # noqa: PLC0415
+    from memory_action.commands.sticky import publish_proposal  # noqa: PLC0415
 
     problem = publish_proposal(plan, _outcome(plan, start, text))
     note = "It becomes memory when this pull request is merged (untick it to veto)."

@@ -7,9 +7,9 @@ left it. A pull request without a comment yet gets one that says no review ran.
 from __future__ import annotations
 
 from memory_action import report
+from memory_action.commands.proposal_section import with_proposal
 from memory_action.errors import GitHubError
 from memory_action.plan import Outcome, Plan
-from memory_action.proposal_section import with_proposal
 from memory_action.publish import comment_proposal
 from memory_action.pull_request import CommentPermissionError
 
