@@ -1,8 +1,8 @@
 """``maintenance_output: pull_request``: a maintenance run that changed memory proposes it.
 
 With the git store, the save is the commit a direct save would make (same files, same message),
-on a new branch ``memory-agent-maintenance/<run id>`` made at the memory branch's head; then a
-pull request into the memory branch carries the diff and the reasons maintenance found. The
+on a new branch ``memory-agent-maintenance/<run id>-<attempt>`` made at the memory branch's head;
+then a pull request into the memory branch carries the diff and the reasons maintenance found. The
 memory branch does not move until a maintainer merges it, and the next runs read memory as it
 was. The cache gets no copy (its copy of committed memory stands for the memory branch).
 
@@ -51,8 +51,9 @@ def git_store(the_plan: Plan) -> GitMemoryStore | None:
     return store.git if isinstance(store, TieredStore) else None
 
 
-def branch_for(run_id: str) -> str:
-    return f"{BRANCH_PREFIX}{run_id}"
+def branch_for(run_id: str, attempt: str) -> str:
+    """One branch per attempt: a re-run proposes anew rather than meeting its own branch."""
+    return f"{BRANCH_PREFIX}{run_id}-{attempt}"
 
 
 class ProposingStore:
@@ -118,7 +119,8 @@ def _proposing_store(the_plan: Plan, start: StartingMemory, final: str) -> Propo
     )
     if not wanted or store is None or git is None:
         return None
-    return ProposingStore(store, git, branch_for(the_plan.context.run_id))
+    context = the_plan.context
+    return ProposingStore(store, git, branch_for(context.run_id, context.run_attempt))
 
 
 def _open(

@@ -50,7 +50,7 @@ def seed(runner: ActionRunner, github: FakeGitHub, text: str = SEEDED) -> FakeCo
 
 
 def next_branch(runner: ActionRunner) -> str:
-    return f"memory-agent-maintenance/{runner.run_id + 1}"
+    return f"memory-agent-maintenance/{runner.run_id + 1}-1"  # the runner's attempt is 1
 
 
 def assert_unchanged(github: FakeGitHub, before: FakeCommit) -> None:
