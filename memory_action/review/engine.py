@@ -322,10 +322,9 @@ class ReviewEngine:
         """Tokens a batch's diff may take: the input limit less everything else in the request."""
         limit = self.setup.profile.input_tokens
         frame = self._batch_message(pr_header, BatchView(1, 2, "", paths, ()))
-        system = self.setup.system_prompt + "\n\n" + self._memory_block()
         tools = [tool_schema(t) for t in [*self.tools, *self._memory_tools()]]
         tools += answer_tools(self._format)
-        fixed = self.estimator.count_request(system, [frame], tools)
+        fixed = self.estimator.count_request(self._system_text(), [frame], tools)
         room = max(MIN_TOOL_ROOM, int(limit * TOOL_ROOM))
         return max(0, limit - fixed - room)
 
@@ -379,8 +378,10 @@ class ReviewEngine:
         )
         return outcome.answer, outcome.structured
 
-    def _memory_block(self) -> str:
-        return self.memory.memory_block() if self.memory is not None else ""
+    def _system_text(self) -> str:
+        """The system message as the memory middleware will send it, for planning."""
+        memory = self.memory.memory_block() if self.memory is not None else ""
+        return f"{self.setup.system_prompt}\n\n{memory}"
 
     def _memory_tools(self) -> list[BaseTool]:
         if self.memory is None:
@@ -399,10 +400,9 @@ class ReviewEngine:
             budget_bytes=self.setup.memory_budget_bytes,
             extra=self._extra,
         )
-        system = self.setup.system_prompt + "\n\n" + self._memory_block()
         tools = [tool_schema(t) for t in self._memory_tools()]
-        fixed = self.estimator.count_request(system, [frame], tools)
-        room = self.setup.profile.input_tokens - fixed - max(MIN_TOOL_ROOM, 200)
+        fixed = self.estimator.count_request(self._system_text(), [frame], tools)
+        room = self.setup.profile.input_tokens - fixed - MIN_TOOL_ROOM
         each = self.estimator.chars_for(max(0, room) // max(1, len(named)))
         return [
             (files, text if len(text) <= each else text[:each] + "\n[findings cut to fit]")
