@@ -131,7 +131,6 @@ class ProviderLimits(AgentMiddleware[AgentState[Any], Any, Any]):
         self._estimate = estimate
         self._clock = clock
         self._sleep = sleep
-        self.waited_s = 0.0
 
     def wrap_model_call(
         self,
@@ -144,7 +143,6 @@ class ProviderLimits(AgentMiddleware[AgentState[Any], Any, Any]):
             except Exception as exc:
                 wait = self._wait_or_raise(exc, request, attempt)
             self._sleep(wait)
-            self.waited_s += wait
         raise AssertionError("unreachable: the last attempt raises")  # pragma: no cover
 
     def _wait_or_raise(self, exc: Exception, request: ModelRequest[Any], attempt: int) -> float:

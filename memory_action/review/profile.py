@@ -42,7 +42,7 @@ class ModelProfile:
     provider: str
     model: str
     input_tokens: int  # the most one request may hold: prompt, tools, conversation
-    output_tokens: int  # the most one answer may hold (sent as max_tokens)
+    output_tokens: int  # the most one answer may hold (for the window arithmetic; not sent)
     rate_limits: RateLimits | None = None  # known free-tier limits, else None
     tier: str = ""  # GitHub Models: low | high
     source: str = "table"  # table | max_input_tokens | guess
