@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
-from typing import Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 from memory_action.errors import GitHubError
 from memory_action.github.reviews import CommentFeedback, Comparison, PostedReview
@@ -32,7 +32,6 @@ from memory_action.pull_request import (
     PullRequestReader,
 )
 from memory_action.review.anchors import InlineComment, anchor, comment_body
-from memory_action.review.engine import ReviewResult
 from memory_action.review.findings import Finding
 from memory_action.review.findings_text import findings_markdown
 from memory_action.review.ledger import (
@@ -43,6 +42,9 @@ from memory_action.review.ledger import (
     with_states,
 )
 from memory_action.review_feedback import read_feedback
+
+if TYPE_CHECKING:  # LangChain loads only when an agent runs
+    from memory_action.review.engine import ReviewResult
 
 FULL = "Full review"  # the plain case, not worth a line of its own
 COMPARE_MAX_FILES = 300  # GitHub lists at most this many files of a comparison

@@ -8,6 +8,7 @@ redacted from everything shown, whatever the model wrote.
 from __future__ import annotations
 
 from dataclasses import replace
+from typing import TYPE_CHECKING
 
 from memory_action import report
 from memory_action.base_sources import changed_note
@@ -29,9 +30,11 @@ from memory_action.memory.scrub import redact
 from memory_action.plan import Outcome, Plan
 from memory_action.promotion import verified_proposal
 from memory_action.pull_request import CommentPermissionError
-from memory_action.review.engine import ReviewResult
 from memory_action.review.tokens import text_tokens
 from memory_action.settings import ScopeKind
+
+if TYPE_CHECKING:  # LangChain loads only when an agent runs
+    from memory_action.review.engine import ReviewResult
 
 
 def proposal_for(plan: Plan, outcome: Outcome, previous: str = "") -> Proposal | None:
