@@ -22,7 +22,7 @@ from typing import Protocol, runtime_checkable
 from memory_action.errors import GitHubError
 from memory_action.github.reviews import CommentFeedback, Comparison, PostedReview
 from memory_action.layers import StartingMemory
-from memory_action.memory.review_ledger import ReviewLedger
+from memory_action.memory.review_ledger import LEDGER_STATES, ReviewLedger
 from memory_action.memory.state import read_memory, write_memory
 from memory_action.plan import Plan
 from memory_action.pull_request import (
@@ -317,7 +317,7 @@ def _summary_markdown(
         )
     if prepared.scope_note and prepared.scope_note != FULL:
         lines.append(f"{prepared.scope_note}.")
-    counts = {s: sum(e.state == s for e in ledger.entries) for s in _STATES}
+    counts = {s: sum(e.state == s for e in ledger.entries) for s in LEDGER_STATES}
     if any(counts.values()):
         lines.append(
             "Findings of this pull request so far: "
@@ -336,9 +336,6 @@ def _written_out(result: ReviewResult, prepared: Prepared, new: Sequence[Finding
         lines += [head, findings_markdown(new)]
     lines += _dropped(result)
     return _joined(result.answer, "\n\n".join(lines))
-
-
-_STATES = ("open", "fixed", "outdated", "dismissed")
 
 
 def _dropped(result: ReviewResult) -> list[str]:
