@@ -290,7 +290,7 @@ def add_lessons(plan: Plan, lessons: Sequence[str]) -> int:
 
 
 def _review_body(prepared: Prepared, loose: Sequence[Finding]) -> str:
-    parts = [f"{prepared.scope_note}." if prepared.scope_note not in ("", FULL) else ""]
+    parts = _scope_sentence(prepared)
     if loose:
         parts += [
             "Findings on lines a review comment cannot point at:",
@@ -315,8 +315,7 @@ def _summary_markdown(
             + (f" and {loose} findings in its body" if loose else "")
             + "."
         )
-    if prepared.scope_note and prepared.scope_note != FULL:
-        lines.append(f"{prepared.scope_note}.")
+    lines += _scope_sentence(prepared)
     counts = {s: sum(e.state == s for e in ledger.entries) for s in LEDGER_STATES}
     if any(counts.values()):
         lines.append(
@@ -331,11 +330,16 @@ def _summary_markdown(
 def _written_out(result: ReviewResult, prepared: Prepared, new: Sequence[Finding], why: str) -> str:
     """The review with its findings written out (no review was posted)."""
     head = f"**Findings** (not posted as a review: {why}):" if why else "**Findings:**"
-    lines = [f"{prepared.scope_note}."] if prepared.scope_note not in ("", FULL) else []
+    lines = _scope_sentence(prepared)
     if new:
         lines += [head, findings_markdown(new)]
     lines += _dropped(result)
     return _joined(result.answer, "\n\n".join(lines))
+
+
+def _scope_sentence(prepared: Prepared) -> list[str]:
+    """What this run reviewed, as a sentence; none for a plain full review."""
+    return [f"{prepared.scope_note}."] if prepared.scope_note not in ("", FULL) else []
 
 
 def _dropped(result: ReviewResult) -> list[str]:
