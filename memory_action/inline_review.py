@@ -22,6 +22,7 @@ from typing import Protocol, runtime_checkable
 from memory_action.errors import GitHubError
 from memory_action.github.reviews import CommentFeedback, Comparison, PostedReview
 from memory_action.layers import StartingMemory
+from memory_action.memory.items import with_item
 from memory_action.memory.review_ledger import LEDGER_STATES, ReviewLedger
 from memory_action.memory.state import read_memory, write_memory
 from memory_action.plan import Plan
@@ -284,8 +285,7 @@ def add_lessons(plan: Plan, lessons: Sequence[str]) -> int:
     text = read_memory(plan.folder, "this run's memory folder")
     new = [line for line in lessons if line not in text.splitlines()]
     if new:
-        glue = "" if not text or text.endswith("\n") else "\n"
-        write_memory(plan.folder, text + glue + "\n".join(new) + "\n")
+        write_memory(plan.folder, with_item(text, "\n".join(new)))
     return len(new)
 
 
