@@ -22,7 +22,8 @@ from typing import TYPE_CHECKING, Protocol, runtime_checkable
 from memory_action.errors import GitHubError
 from memory_action.github.reviews import CommentFeedback, Comparison, PostedReview
 from memory_action.layers import StartingMemory
-from memory_action.memory.review_ledger import ReviewLedger
+from memory_action.memory.items import with_item
+from memory_action.memory.review_ledger import LEDGER_STATES, ReviewLedger
 from memory_action.memory.state import read_memory, write_memory
 from memory_action.plan import Plan
 from memory_action.pull_request import (
@@ -286,13 +287,12 @@ def add_lessons(plan: Plan, lessons: Sequence[str]) -> int:
     text = read_memory(plan.folder, "this run's memory folder")
     new = [line for line in lessons if line not in text.splitlines()]
     if new:
-        glue = "" if not text or text.endswith("\n") else "\n"
-        write_memory(plan.folder, text + glue + "\n".join(new) + "\n")
+        write_memory(plan.folder, with_item(text, "\n".join(new)))
     return len(new)
 
 
 def _review_body(prepared: Prepared, loose: Sequence[Finding]) -> str:
-    parts = [f"{prepared.scope_note}." if prepared.scope_note not in ("", FULL) else ""]
+    parts = _scope_sentence(prepared)
     if loose:
         parts += [
             "Findings on lines a review comment cannot point at:",
@@ -317,9 +317,8 @@ def _summary_markdown(
             + (f" and {loose} findings in its body" if loose else "")
             + "."
         )
-    if prepared.scope_note and prepared.scope_note != FULL:
-        lines.append(f"{prepared.scope_note}.")
-    counts = {s: sum(e.state == s for e in ledger.entries) for s in _STATES}
+    lines += _scope_sentence(prepared)
+    counts = {s: sum(e.state == s for e in ledger.entries) for s in LEDGER_STATES}
     if any(counts.values()):
         lines.append(
             "Findings of this pull request so far: "
@@ -333,14 +332,16 @@ def _summary_markdown(
 def _written_out(result: ReviewResult, prepared: Prepared, new: Sequence[Finding], why: str) -> str:
     """The review with its findings written out (no review was posted)."""
     head = f"**Findings** (not posted as a review: {why}):" if why else "**Findings:**"
-    lines = [f"{prepared.scope_note}."] if prepared.scope_note not in ("", FULL) else []
+    lines = _scope_sentence(prepared)
     if new:
         lines += [head, findings_markdown(new)]
     lines += _dropped(result)
     return _joined(result.answer, "\n\n".join(lines))
 
 
-_STATES = ("open", "fixed", "outdated", "dismissed")
+def _scope_sentence(prepared: Prepared) -> list[str]:
+    """What this run reviewed, as a sentence; none for a plain full review."""
+    return [f"{prepared.scope_note}."] if prepared.scope_note not in ("", FULL) else []
 
 
 def _dropped(result: ReviewResult) -> list[str]:

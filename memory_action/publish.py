@@ -221,9 +221,10 @@ def _safe(plan: Plan, text: str) -> str:
     return redact(text, plan.masked)[0]
 
 
-def comment_proposal(plan: Plan, outcome: Outcome) -> str:
+def comment_proposal(plan: Plan, outcome: Outcome, current: str | None = None) -> str:
     """The proposal section of the pull request's sticky comment (checklist and block; ""
-    when there is nothing to propose), the ticks of the comment it replaces carried over."""
+    when there is nothing to propose), the ticks of the comment it replaces carried over.
+    ``current``: that comment's body ("" for none) when the caller has read it already."""
     pr, github, agent = plan.context.pull_request, plan.services.github, plan.settings.agent_name
     proposal = proposal_for(plan, outcome)
     previous = ""
@@ -231,8 +232,9 @@ def comment_proposal(plan: Plan, outcome: Outcome) -> str:
     if pr is None or github is None:
         return ""
     if proposal is not None or _started_from_comment(outcome) or untrusted:
-        marker = report.comment_marker(agent)
-        previous = _verified(plan, github.find_sticky_comment(pr.number, marker) or "")
+        if current is None:
+            current = github.find_sticky_comment(pr.number, report.comment_marker(agent)) or ""
+        previous = _verified(plan, current)
         proposal = _keeping_trusted_items(plan, previous, proposal_for(plan, outcome, previous))
     if proposal is None:
         return ""

@@ -21,10 +21,10 @@ def publish_proposal(plan: Plan, outcome: Outcome) -> str:
     pr, github, agent = plan.context.pull_request, plan.services.github, plan.settings.agent_name
     if pr is None or github is None:
         return "there is no pull request comment to hold it"
-    proposal = comment_proposal(plan, outcome)
     marker = report.comment_marker(agent)
     try:
         current = github.find_sticky_comment(pr.number, marker)
+        proposal = comment_proposal(plan, outcome, current or "")  # the comment is read once
         body = (
             with_proposal(current, agent, proposal)
             if current is not None

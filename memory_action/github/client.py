@@ -158,11 +158,9 @@ class GitHubClient:
                 if exc.status != 404:  # 404: another run converged first
                     raise
 
-    def _find_comment(
-        self, pr_number: int, marker: str, *, write: bool = False
-    ) -> IssueComment | None:
-        """The oldest comment of ours that holds ``marker``."""
-        comments = self._our_comments(pr_number, marker, write=write)
+    def oldest_comment(self, pr_number: int, marker: str) -> IssueComment | None:
+        """The oldest comment of ours that holds ``marker`` (the sticky comment)."""
+        comments = self._our_comments(pr_number, marker)
         return comments[0] if comments else None
 
     def _our_comments(
@@ -309,14 +307,15 @@ class GitHubClient:
                 raise CommentPermissionError(message) from exc
             raise GitHubError(self._describe(action, exc)) from exc
         except requests.RequestException as exc:
-            raise GitHubError(self._redact(f"{action} failed: {exc}")) from exc
+            raise GitHubError(self.one_line(f"{action} failed: {exc}")) from exc
 
     def _describe(self, action: str, exc: GithubException) -> str:
         data = exc.data if isinstance(exc.data, dict) else {}
         message = data.get("message") or exc.message or ""
-        return self._redact(f"{action} failed: HTTP {exc.status} {message}".strip())
+        return self.one_line(f"{action} failed: HTTP {exc.status} {message}".strip())
 
-    def _redact(self, text: str) -> str:
+    def one_line(self, text: str) -> str:
+        """``text`` on one line, without the token."""
         text = " ".join(text.split())  # one line
         return text.replace(self._token, "***") if self._token else text
 

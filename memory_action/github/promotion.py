@@ -143,7 +143,7 @@ def _distinct_shas(shas: Sequence[object]) -> list[str]:
 
 def sticky_comment(client: GitHubClient, pr_number: int, marker: str) -> StickyComment | None:
     """The oldest comment of ours holding ``marker`` (as ``find_sticky_comment`` finds it)."""
-    found = client._find_comment(pr_number, marker)
+    found = client.oldest_comment(pr_number, marker)
     if found is None:
         return None
     with client.api(f"reading comment {found.id} on #{pr_number}"):
@@ -206,7 +206,7 @@ def _editors(client: GitHubClient, comment: StickyComment) -> tuple[list[str] | 
         editors, why = _editors_of(answer, comment)
     except (AttributeError, KeyError, TypeError) as exc:
         return None, f"GitHub's answer about its edit history is malformed ({exc!r})"
-    return editors, client._redact(why)  # GraphQL's messages are GitHub's, in one line
+    return editors, client.one_line(why)  # GraphQL's messages are GitHub's, in one line
 
 
 def _editors_of(answer: Any, comment: StickyComment) -> tuple[list[str] | None, str]:

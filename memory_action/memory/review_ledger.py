@@ -9,11 +9,12 @@ then starts without one; nothing else of the entry is lost).
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Literal, get_args
 
 import pydantic
 
 LedgerState = Literal["open", "fixed", "outdated", "dismissed"]
+LEDGER_STATES: tuple[LedgerState, ...] = get_args(LedgerState)
 MAX_ENTRIES = 1_000  # findings of one pull request: far more than any review posts
 MAX_TITLE = 300
 MAX_PATH = 1_024

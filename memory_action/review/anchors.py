@@ -15,8 +15,10 @@ Pure: no I/O. ``anchor`` renders the comment's body too, with the model's text m
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+import functools
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from types import MappingProxyType
 
 from memory_action.pull_request import ChangedFile
 from memory_action.review.diff import Hunk, parse_patch
@@ -102,15 +104,23 @@ def side_lines(hunks: Sequence[Hunk], side: Side) -> dict[int, DiffLine]:
     return {line.number: line for line in _walk(hunks, side)}
 
 
-def _lines_at(finding: Finding, files: Sequence[ChangedFile]) -> dict[int, DiffLine] | None:
+@functools.lru_cache(maxsize=64)  # files; each entry holds one side of one patch
+def patch_lines(patch: str, side: Side) -> Mapping[int, DiffLine] | None:
+    """``side_lines`` of a file's patch; None for a patch GitHub would not have made (nothing
+    in it can be trusted). Cached: a run asks for the same file once per finding, and again
+    for its fingerprint, its anchor and the ledger."""
+    try:
+        hunks = parse_patch(patch)
+    except ValueError:
+        return None
+    return MappingProxyType(side_lines(hunks, side))
+
+
+def _lines_at(finding: Finding, files: Sequence[ChangedFile]) -> Mapping[int, DiffLine] | None:
     changed = next((f for f in files if f.path == finding.path), None)
     if changed is None or changed.patch is None:
         return None
-    try:
-        hunks = parse_patch(changed.patch)
-    except ValueError:
-        return None  # not a diff GitHub would have made: nothing in it can be trusted
-    return side_lines(hunks, finding.side)
+    return patch_lines(changed.patch, finding.side)
 
 
 def _walk(hunks: Sequence[Hunk], side: Side) -> Iterator[DiffLine]:

@@ -25,9 +25,8 @@ from memory_action.memory.review_ledger import (
     ReviewLedger,
 )
 from memory_action.pull_request import ChangedFile
-from memory_action.review.anchors import code_at, side_lines
-from memory_action.review.diff import parse_patch
-from memory_action.review.findings import Finding
+from memory_action.review.anchors import code_at, patch_lines
+from memory_action.review.findings import Finding, Side
 
 SEVERITY_ORDER = {"high": 0, "medium": 1, "low": 2}
 SHOWN_OPEN = 20  # open findings listed in a request; the rest are counted
@@ -162,26 +161,23 @@ def _with_state(entry: LedgerEntry, state: LedgerState) -> LedgerEntry:
     return entry.model_copy(update={"state": state})
 
 
-def _where(entry: LedgerEntry) -> tuple[str, str, int]:
+def _where(entry: LedgerEntry) -> tuple[str, Side, int]:
     return entry.path, entry.side, entry.lines
 
 
 def _windows(
     entries: Iterable[LedgerEntry], files: Sequence[ChangedFile]
-) -> dict[tuple[str, str, int], set[str]]:
+) -> dict[tuple[str, Side, int], set[str]]:
     """For each (path, side, line count) the open entries need: the digests of every run of
     that many consecutive lines of one hunk on that side."""
     patches = {f.path: f.patch for f in files}
-    windows: dict[tuple[str, str, int], set[str]] = {}
+    windows: dict[tuple[str, Side, int], set[str]] = {}
     for where in {_where(e) for e in entries if e.code}:
         path, side, count = where
         patch = patches.get(path)
         digests: set[str] = set()
         if patch is not None and count > 0:
-            try:
-                lines = side_lines(parse_patch(patch), "LEFT" if side == "LEFT" else "RIGHT")
-            except ValueError:
-                lines = {}
+            lines = patch_lines(patch, side) or {}
             by_hunk: dict[int, list[str]] = {}
             for number in sorted(lines):
                 by_hunk.setdefault(lines[number].hunk, []).append(lines[number].text)

@@ -158,6 +158,20 @@ def test_remember_on_a_pull_request_becomes_a_ticked_item_promoted_on_merge(
     assert "- Logs go through structlog." in committed(runner)
 
 
+def test_a_command_on_a_pull_request_lists_its_comments_no_more_than_it_must(
+    runner: ActionRunner, github: FakeGitHub
+) -> None:
+    review(runner)
+    github.calls.clear()
+    command(runner, "@memory-agent remember Logs go through structlog.")
+    listed = [
+        url for method, url in github.calls if method == "GET" and "/issues/7/comments" in url
+    ]
+    # The restore reads the proposal, the proposal section is made from one read, and the write
+    # lists again to edit the oldest comment.
+    assert len(listed) == 3, listed
+
+
 def test_remember_without_a_review_yet_creates_the_comment(
     runner: ActionRunner, github: FakeGitHub
 ) -> None:
