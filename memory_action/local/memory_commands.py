@@ -18,14 +18,15 @@ from memory_action.local.history import (
     show_log,
 )
 from memory_action.local.memory_cli import open_store
+from memory_action.scope import repo_committed_prefix
 
 DEFAULT_API_URL = "https://api.github.com"
 
 
 def history_command(
-    args: argparse.Namespace, env: Mapping[str, str], agent_prefix: str, out: TextIO
+    args: argparse.Namespace, env: Mapping[str, str], agent_name: str, out: TextIO
 ) -> int:
-    prefix = args.prefix or f"{agent_prefix}repo/committed/"
+    prefix = args.prefix or repo_committed_prefix(agent_name)
     if not prefix.endswith("/"):
         raise InputError(f"--prefix {prefix!r} must end with '/' (a key prefix, not a key).")
     history = _open(args, env)
