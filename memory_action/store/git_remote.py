@@ -174,8 +174,15 @@ class _Target(BaseModel):
     target: _Commit | None = None
 
 
+class _HistoryNode(BaseModel):
+    oid: str
+    committedDate: str  # noqa: N815 - GitHub's field name
+    messageHeadline: str | None = None  # noqa: N815
+    messageBody: str | None = None  # noqa: N815
+
+
 class _History(BaseModel):
-    nodes: list[dict[str, Any]]
+    nodes: list[_HistoryNode]
 
 
 class GitHubGitRemote:
@@ -202,11 +209,11 @@ class GitHubGitRemote:
         variables: dict[str, Any] = {"owner": self._owner, "name": self._name, "path": path}
         if at is None:
             data = self._graphql(READ_HEAD, variables | {"ref": _qualified(branch)}, "reading")
-            node = data.get("repository", {}).get("ref")
+            node = (data.get("repository") or {}).get("ref")
             commit = _parse(_Target, node, "the branch").target if node else None
         else:
             data = self._graphql(READ_AT, variables | {"oid": at}, "reading")
-            node = data.get("repository", {}).get("object")
+            node = (data.get("repository") or {}).get("object")
             commit = _parse(_Commit, node, "the commit") if node else None
             if commit is None:
                 raise GitRemoteError(f"commit {at} is not in {self.repository_name}")
@@ -227,24 +234,19 @@ class GitHubGitRemote:
             "first": max(1, min(limit, MAX_HISTORY)),
         }
         data = self._graphql(HISTORY, variables, "reading the history")
-        ref = data.get("repository", {}).get("ref")
+        ref = (data.get("repository") or {}).get("ref")
         if not ref or not ref.get("target"):
             return []
         history = _parse(_History, ref["target"].get("history"), "the history")
-        revisions = []
-        for node in history.nodes:
-            try:
-                revisions.append(
-                    Revision(
-                        oid=str(node["oid"]),
-                        committed=str(node["committedDate"]),
-                        headline=str(node.get("messageHeadline") or ""),
-                        body=str(node.get("messageBody") or ""),
-                    )
-                )
-            except KeyError as exc:
-                raise GitRemoteError(f"GitHub's history answer lacks {exc}") from None
-        return revisions
+        return [
+            Revision(
+                oid=node.oid,
+                committed=node.committedDate,
+                headline=node.messageHeadline or "",
+                body=node.messageBody or "",
+            )
+            for node in history.nodes
+        ]
 
     # -- writes -----------------------------------------------------------------------------------
 
