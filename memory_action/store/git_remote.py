@@ -25,12 +25,15 @@ import base64
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
-import requests
-from github import GithubException, InputGitTreeElement
-from github.Repository import Repository
 from pydantic import BaseModel, ValidationError
+
+if TYPE_CHECKING:
+    from github.Repository import Repository
+
+# PyGithub (and requests) load only when a remote is used: the store and its types are imported
+# by runs and commands that never reach GitHub (a local ``memory log``, a cache-only run).
 
 MAX_HISTORY = 100  # GraphQL's largest page
 ModelT = TypeVar("ModelT", bound=BaseModel)
@@ -284,6 +287,8 @@ class GitHubGitRemote:
 
     def create_branch(self, branch: str, files: Mapping[str, str], message: str) -> bool:
         """Create ``branch`` as an orphan holding ``files``; False when it exists already."""
+        from github import InputGitTreeElement  # noqa: PLC0415 - see the imports
+
         elements = [
             InputGitTreeElement(path, "100644", "blob", content=text)
             for path, text in sorted(files.items())
@@ -297,6 +302,8 @@ class GitHubGitRemote:
 
     def create_ref(self, branch: str, sha: str) -> bool:
         """Point the new ``branch`` at commit ``sha``; False when the branch exists already."""
+        from github import GithubException  # noqa: PLC0415 - see the imports
+
         with self._rest(f"creating the branch {branch}"):
             self.calls += 1
             try:
@@ -339,6 +346,9 @@ class GitHubGitRemote:
 
     @contextmanager
     def _rest(self, action: str) -> Iterator[None]:
+        import requests  # noqa: PLC0415 - see the imports
+        from github import GithubException  # noqa: PLC0415
+
         try:
             yield
         except GithubException as exc:
