@@ -19,8 +19,8 @@ from memory_action.local.history import (
 )
 from memory_action.local.memory_cli import open_store
 from memory_action.scope import repo_committed_prefix
-
-DEFAULT_API_URL = "https://api.github.com"
+from memory_action.store.git import GitMemoryStore
+from memory_action.store.git_remote import GitHubGitRemote
 
 
 def history_command(
@@ -47,9 +47,8 @@ def _open(args: argparse.Namespace, env: Mapping[str, str]) -> History:
         raise InputError(
             "--repo reads the memory branch with $GITHUB_TOKEN (or $GH_TOKEN): set one."
         )
-    from memory_action.github.client import GitHubClient  # noqa: PLC0415 - PyGithub loads slowly
-    from memory_action.store.git import GitMemoryStore  # noqa: PLC0415
-    from memory_action.store.git_remote import GitHubGitRemote  # noqa: PLC0415
+    # PyGithub loads slowly: only a command on the repository's branch pays for it.
+    from memory_action.github.client import DEFAULT_API_URL, GitHubClient  # noqa: PLC0415
 
     api_url = env.get("GITHUB_API_URL") or DEFAULT_API_URL
     client = GitHubClient(token, api_url, args.repo)
