@@ -329,7 +329,7 @@ class GitHubGitRemote:
         self, query: str, variables: Mapping[str, Any], action: str, *, write: bool = False
     ) -> dict[str, Any]:
         requester = self._repository.requester
-        with self._rest(action):
+        with self._rest(action, write=write):
             self.calls += 1
             _, answer = requester.requestJsonAndCheck(
                 "POST", requester.graphql_url, input={"query": query, "variables": variables}
@@ -345,7 +345,9 @@ class GitHubGitRemote:
         return data
 
     @contextmanager
-    def _rest(self, action: str) -> Iterator[None]:
+    def _rest(self, action: str, *, write: bool = True) -> Iterator[None]:
+        """GitHub's refusals as ``GitRemoteError``; a 403 refuses a ``write`` for good, but on a
+        read it is trouble like any other (a secondary rate limit answers 403 too)."""
         import requests  # noqa: PLC0415 - see the imports
         from github import GithubException  # noqa: PLC0415
 
@@ -355,7 +357,7 @@ class GitHubGitRemote:
             data = exc.data if isinstance(exc.data, dict) else {}
             message = " ".join(_messages(data, exc.message).split())
             text = self._redact(f"{action} failed: HTTP {exc.status} {message}".strip())
-            if exc.status == 403:
+            if exc.status == 403 and write:
                 raise WriteRefusedError(text, protected=_protected(message)) from None
             raise GitRemoteError(text) from None
         except requests.RequestException as exc:
