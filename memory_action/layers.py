@@ -132,6 +132,12 @@ class StartingMemory:
         return tuple(dict.fromkeys(r.warning for r in results if r.warning is not None))
 
     @property
+    def last_maintained(self) -> str:
+        """What the last maintenance saw (``maintenance``'s digest; "" when none did)."""
+        state = self.committed.started_from.state
+        return state.maintained if state is not None else ""
+
+    @property
     def layer_text(self) -> str:
         """What the layer this run saves to holds now: a save is needed only if it differs."""
         if self.overlay is not None and self.overlay.key:

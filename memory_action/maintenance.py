@@ -55,10 +55,8 @@ def prepare(
         conflicts=tuple(upkeep.conflict_blocks(memory)),
     )
     log.info(f"Maintenance: {len(items)} memory items; {findings.counts()}.")
-    state = start.committed.started_from.state
-    last = state.maintained if state is not None else ""
     digest = checker.digest(memory, items) if checker is not None else ""
-    unchanged = bool(digest) and digest == last
+    unchanged = bool(digest) and digest == start.last_maintained
     if unchanged:
         log.info(f"Maintenance: {UNCHANGED} (memory, its citations and the cited code).")
     return Upkeep(findings, checker, unchanged)

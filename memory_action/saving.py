@@ -36,7 +36,7 @@ def save(
     changed = (
         final != start.layer_text
         or (ledger is not None and ledger != _ledger_of(start))
-        or (bool(maintained) and maintained != _maintained_of(start))
+        or (bool(maintained) and maintained != start.last_maintained)
     )
     reason = (
         _why_not_save(the_plan, start, changed=changed)
@@ -82,11 +82,6 @@ def save(
 def _ledger_of(start: StartingMemory) -> ReviewLedger | None:
     state = start.overlay.state if start.overlay is not None else None
     return state.review if state is not None else None
-
-
-def _maintained_of(start: StartingMemory) -> str:
-    state = start.committed.started_from.state
-    return state.maintained if state is not None else ""
 
 
 def _report_save(the_plan: Plan, result: SaveResult) -> None:

@@ -92,8 +92,14 @@ def encode_part(value: str) -> str:
     return f"{head}~{digest}"
 
 
-def _base(settings: Settings) -> str:
-    return f"{KEY_FORMAT}/{settings.agent_name.lower()}"
+def agent_prefix(agent_name: str) -> str:
+    """What every key of one agent starts with (see the layout)."""
+    return f"{KEY_FORMAT}/{agent_name.lower()}/"
+
+
+def repo_committed_prefix(agent_name: str) -> str:
+    """The prefix of the agent's committed repository memory."""
+    return f"{agent_prefix(agent_name)}repo/committed/"
 
 
 def new_nonce() -> str:
@@ -101,25 +107,29 @@ def new_nonce() -> str:
     return secrets.token_hex(NONCE_BYTES)
 
 
-def _save_suffix(context: RunContext, nonce: str) -> str:
+def save_suffix(run_id: str, attempt: str, job: str, nonce: str) -> str:
     """The last part of a save key: unique per run, attempt, job and save (see the layout)."""
-    job = encode_part(context.job) if context.job else "job"
-    return f"{context.run_id}-{context.run_attempt}-{job}-{nonce}"
+    return f"{run_id}-{attempt}-{encode_part(job) if job else 'job'}-{nonce}"
+
+
+def _run_suffix(context: RunContext, nonce: str | None) -> str:
+    nonce = nonce if nonce is not None else new_nonce()
+    return save_suffix(context.run_id, context.run_attempt, context.job, nonce)
 
 
 def _scope_target(
     settings: Settings, context: RunContext
 ) -> tuple[str | None, str | None, str, str]:
     """(committed prefix, overlay prefix, description, a reason the scope cannot be written)."""
-    base, pr = _base(settings), context.pull_request
+    base, pr = agent_prefix(settings.agent_name), context.pull_request
     overlay_part = f"pr-{pr.number}/" if pr is not None else None
     if settings.memory_scope is ScopeKind.PR:
         if pr is None:
             return None, None, "pull request memory (not available: no pull request)", ""
-        return f"{base}/pr/{pr.number}/committed/", None, f"memory of pull request #{pr.number}", ""
+        return f"{base}pr/{pr.number}/committed/", None, f"memory of pull request #{pr.number}", ""
     if settings.memory_scope is ScopeKind.REPO:
-        committed = f"{base}/repo/committed/"
-        overlay = f"{base}/repo/{overlay_part}" if overlay_part else None
+        committed = repo_committed_prefix(settings.agent_name)
+        overlay = f"{base}repo/{overlay_part}" if overlay_part else None
         description = f"repository memory (default branch {context.default_branch})"
         off_default = pr is None and not context.on_default_branch
         reason = (
@@ -131,7 +141,7 @@ def _scope_target(
     branch = pr.base_ref if pr is not None and pr.base_ref else context.branch
     if not branch:
         branch = context.default_branch
-    prefix = f"{base}/branch/{encode_part(branch)}/"
+    prefix = f"{base}branch/{encode_part(branch)}/"
     overlay = f"{prefix}{overlay_part}" if overlay_part else None
     return f"{prefix}committed/", overlay, f"memory of branch {branch}", ""
 
@@ -149,7 +159,7 @@ def compute_scope(settings: Settings, context: RunContext, nonce: str | None = N
     elif target is None:
         note = note or "this scope has no memory for this event"
     may_write = not note and target is not None
-    suffix = _save_suffix(context, nonce if nonce is not None else new_nonce())
+    suffix = _run_suffix(context, nonce)
     save_key = f"{target}{suffix}" if may_write and target else None
     _check_keys(restore, save_key)
     return MemoryScope(
@@ -175,7 +185,7 @@ def committed_only(
     committed = scope.committed_prefix
     if committed is None:
         return scope
-    key = f"{committed}{_save_suffix(context, nonce if nonce is not None else new_nonce())}"
+    key = f"{committed}{_run_suffix(context, nonce)}"
     _check_keys(RestoreKeys(committed), key)
     return dataclasses.replace(
         scope,

@@ -28,7 +28,7 @@ from memory_action.memory.state import (
     EntryState,
     write_memory,
 )
-from memory_action.scope import new_nonce
+from memory_action.scope import new_nonce, save_suffix
 from memory_action.store.base import SaveResult
 from memory_action.store.git import GitMemoryStore, folder_of
 from memory_action.store.git_remote import GitRemoteError
@@ -187,7 +187,8 @@ def _save_new(history: History, prefix: str, text: str, provenance: Provenance, 
     state = EntryState(
         "committed", base=current.get(MEMORY_FILE, ""), parents=replaced[:MAX_PARENTS]
     )
-    key = f"{prefix}{int(time.time())}-1-{why}-{new_nonce()}"
+    # The time stands in for a run id: a command line has no run, and keys must stay unique.
+    key = f"{prefix}{save_suffix(str(int(time.time())), '1', why, new_nonce())}"
     with tempfile.TemporaryDirectory(prefix="memory-agent-") as scratch:
         folder = Path(scratch) / "memory"
         write_memory(folder, text)

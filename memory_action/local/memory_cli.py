@@ -11,7 +11,7 @@ from memory_action.errors import InputError
 from memory_action.memory.diff import memory_diff
 from memory_action.memory.provenance import Provenance, render_blame
 from memory_action.memory.state import MEMORY_FILE, PROVENANCE_FILE
-from memory_action.scope import KEY_FORMAT
+from memory_action.scope import agent_prefix as prefix_of
 from memory_action.settings import parse_agent_name
 from memory_action.store.local import LocalDirectoryStore, StoredEntry, default_store_dir
 
@@ -24,11 +24,12 @@ def open_store(args: argparse.Namespace, env: Mapping[str, str]) -> LocalDirecto
 
 
 def memory_command(args: argparse.Namespace, env: Mapping[str, str], out: TextIO) -> int:
-    agent_prefix = f"{KEY_FORMAT}/{parse_agent_name(args.agent_name).lower()}/"
+    agent_name = parse_agent_name(args.agent_name)
+    agent_prefix = prefix_of(agent_name)
     if args.memory_command in HISTORY_COMMANDS:
         from memory_action.local.memory_commands import history_command  # noqa: PLC0415
 
-        return history_command(args, env, agent_prefix, out)
+        return history_command(args, env, agent_name, out)
     store = open_store(args, env)
     if args.memory_command == "list":
         return _list(store, agent_prefix, out)

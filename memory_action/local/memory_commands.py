@@ -18,14 +18,15 @@ from memory_action.local.history import (
     show_log,
 )
 from memory_action.local.memory_cli import open_store
-
-DEFAULT_API_URL = "https://api.github.com"
+from memory_action.scope import repo_committed_prefix
+from memory_action.store.git import GitMemoryStore
+from memory_action.store.git_remote import GitHubGitRemote
 
 
 def history_command(
-    args: argparse.Namespace, env: Mapping[str, str], agent_prefix: str, out: TextIO
+    args: argparse.Namespace, env: Mapping[str, str], agent_name: str, out: TextIO
 ) -> int:
-    prefix = args.prefix or f"{agent_prefix}repo/committed/"
+    prefix = args.prefix or repo_committed_prefix(agent_name)
     if not prefix.endswith("/"):
         raise InputError(f"--prefix {prefix!r} must end with '/' (a key prefix, not a key).")
     history = _open(args, env)
@@ -46,9 +47,8 @@ def _open(args: argparse.Namespace, env: Mapping[str, str]) -> History:
         raise InputError(
             "--repo reads the memory branch with $GITHUB_TOKEN (or $GH_TOKEN): set one."
         )
-    from memory_action.github.client import GitHubClient  # noqa: PLC0415 - PyGithub loads slowly
-    from memory_action.store.git import GitMemoryStore  # noqa: PLC0415
-    from memory_action.store.git_remote import GitHubGitRemote  # noqa: PLC0415
+    # PyGithub loads slowly: only a command on the repository's branch pays for it.
+    from memory_action.github.client import DEFAULT_API_URL, GitHubClient  # noqa: PLC0415
 
     api_url = env.get("GITHUB_API_URL") or DEFAULT_API_URL
     client = GitHubClient(token, api_url, args.repo)

@@ -25,12 +25,15 @@ import base64
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
-import requests
-from github import GithubException, InputGitTreeElement
-from github.Repository import Repository
 from pydantic import BaseModel, ValidationError
+
+if TYPE_CHECKING:
+    from github.Repository import Repository
+
+# PyGithub (and requests) load only when a remote is used: the store and its types are imported
+# by runs and commands that never reach GitHub (a local ``memory log``, a cache-only run).
 
 MAX_HISTORY = 100  # GraphQL's largest page
 ModelT = TypeVar("ModelT", bound=BaseModel)
@@ -174,8 +177,15 @@ class _Target(BaseModel):
     target: _Commit | None = None
 
 
+class _HistoryNode(BaseModel):
+    oid: str
+    committedDate: str  # noqa: N815 - GitHub's field name
+    messageHeadline: str | None = None  # noqa: N815
+    messageBody: str | None = None  # noqa: N815
+
+
 class _History(BaseModel):
-    nodes: list[dict[str, Any]]
+    nodes: list[_HistoryNode]
 
 
 class GitHubGitRemote:
@@ -202,11 +212,11 @@ class GitHubGitRemote:
         variables: dict[str, Any] = {"owner": self._owner, "name": self._name, "path": path}
         if at is None:
             data = self._graphql(READ_HEAD, variables | {"ref": _qualified(branch)}, "reading")
-            node = data.get("repository", {}).get("ref")
+            node = (data.get("repository") or {}).get("ref")
             commit = _parse(_Target, node, "the branch").target if node else None
         else:
             data = self._graphql(READ_AT, variables | {"oid": at}, "reading")
-            node = data.get("repository", {}).get("object")
+            node = (data.get("repository") or {}).get("object")
             commit = _parse(_Commit, node, "the commit") if node else None
             if commit is None:
                 raise GitRemoteError(f"commit {at} is not in {self.repository_name}")
@@ -227,24 +237,19 @@ class GitHubGitRemote:
             "first": max(1, min(limit, MAX_HISTORY)),
         }
         data = self._graphql(HISTORY, variables, "reading the history")
-        ref = data.get("repository", {}).get("ref")
+        ref = (data.get("repository") or {}).get("ref")
         if not ref or not ref.get("target"):
             return []
         history = _parse(_History, ref["target"].get("history"), "the history")
-        revisions = []
-        for node in history.nodes:
-            try:
-                revisions.append(
-                    Revision(
-                        oid=str(node["oid"]),
-                        committed=str(node["committedDate"]),
-                        headline=str(node.get("messageHeadline") or ""),
-                        body=str(node.get("messageBody") or ""),
-                    )
-                )
-            except KeyError as exc:
-                raise GitRemoteError(f"GitHub's history answer lacks {exc}") from None
-        return revisions
+        return [
+            Revision(
+                oid=node.oid,
+                committed=node.committedDate,
+                headline=node.messageHeadline or "",
+                body=node.messageBody or "",
+            )
+            for node in history.nodes
+        ]
 
     # -- writes -----------------------------------------------------------------------------------
 
@@ -282,6 +287,8 @@ class GitHubGitRemote:
 
     def create_branch(self, branch: str, files: Mapping[str, str], message: str) -> bool:
         """Create ``branch`` as an orphan holding ``files``; False when it exists already."""
+        from github import InputGitTreeElement  # noqa: PLC0415 - see the imports
+
         elements = [
             InputGitTreeElement(path, "100644", "blob", content=text)
             for path, text in sorted(files.items())
@@ -295,6 +302,8 @@ class GitHubGitRemote:
 
     def create_ref(self, branch: str, sha: str) -> bool:
         """Point the new ``branch`` at commit ``sha``; False when the branch exists already."""
+        from github import GithubException  # noqa: PLC0415 - see the imports
+
         with self._rest(f"creating the branch {branch}"):
             self.calls += 1
             try:
@@ -320,7 +329,7 @@ class GitHubGitRemote:
         self, query: str, variables: Mapping[str, Any], action: str, *, write: bool = False
     ) -> dict[str, Any]:
         requester = self._repository.requester
-        with self._rest(action):
+        with self._rest(action, write=write):
             self.calls += 1
             _, answer = requester.requestJsonAndCheck(
                 "POST", requester.graphql_url, input={"query": query, "variables": variables}
@@ -336,14 +345,19 @@ class GitHubGitRemote:
         return data
 
     @contextmanager
-    def _rest(self, action: str) -> Iterator[None]:
+    def _rest(self, action: str, *, write: bool = True) -> Iterator[None]:
+        """GitHub's refusals as ``GitRemoteError``; a 403 refuses a ``write`` for good, but on a
+        read it is trouble like any other (a secondary rate limit answers 403 too)."""
+        import requests  # noqa: PLC0415 - see the imports
+        from github import GithubException  # noqa: PLC0415
+
         try:
             yield
         except GithubException as exc:
             data = exc.data if isinstance(exc.data, dict) else {}
             message = " ".join(_messages(data, exc.message).split())
             text = self._redact(f"{action} failed: HTTP {exc.status} {message}".strip())
-            if exc.status == 403:
+            if exc.status == 403 and write:
                 raise WriteRefusedError(text, protected=_protected(message)) from None
             raise GitRemoteError(text) from None
         except requests.RequestException as exc:

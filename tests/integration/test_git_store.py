@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -12,7 +13,7 @@ from memory_action.github.client import GitHubClient
 from memory_action.store.base import RestoreKeys
 from memory_action.store.git import ENTRY_FILE, MEMORY_BRANCH, GitMemoryStore
 from memory_action.store.git_remote import GitHubGitRemote, GitRemoteError
-from tests.fakes.github_api import API_URL, REPOSITORY, FakeGitHub
+from tests.fakes.github_api import API_URL, REPOSITORY, FakeGitHub, Reply
 
 PREFIX = "memory-agent/v1/memory-agent/repo/committed/"
 FOLDER = PREFIX.rstrip("/")
@@ -111,6 +112,27 @@ def test_a_refused_write_is_reported_and_not_tried_again(
     calls = len(fake.calls)
     assert store.save(f"{PREFIX}3-1-job-cc", memory_folder(tmp_path, "- three\n")).write_denied
     assert len(fake.calls) == calls
+
+
+def test_a_read_answered_403_is_trouble_and_the_next_save_tries_again(
+    fake: FakeGitHub, tmp_path: Path
+) -> None:
+    """A secondary rate limit answers 403 too: on a read it says nothing about writing."""
+    store = make_store()
+    assert store.save(f"{PREFIX}1-1-job-aa", memory_folder(tmp_path, "- one\n")).saved
+    store.restore(RestoreKeys(PREFIX), tmp_path / "read")
+    answer, limited = fake.git.graphql, [True]
+
+    def first_read_rate_limited(document: dict[str, Any]) -> Reply:
+        if limited and "ReadMemoryFolder" in document["query"]:
+            limited.pop()
+            return 403, {}, json.dumps({"message": "You have exceeded a secondary rate limit."})
+        return answer(document)
+
+    fake.git.graphql = first_read_rate_limited  # type: ignore[method-assign]
+    failed = store.save(f"{PREFIX}2-1-job-bb", memory_folder(tmp_path, "- two\n"))
+    assert not failed.saved and not failed.write_denied and store.refusal is None
+    assert store.save(f"{PREFIX}3-1-job-cc", memory_folder(tmp_path, "- three\n")).saved
 
 
 def test_the_log_lists_the_commits_of_one_folder(fake: FakeGitHub, tmp_path: Path) -> None:
