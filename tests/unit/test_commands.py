@@ -57,6 +57,50 @@ def test_no_command(body: str) -> None:
     assert verbs(body) == []
 
 
+@pytest.mark.parametrize(
+    "body",
+    [
+        # inside an HTML element: the paragraphs between <details> and </details> too
+        "<details>\n\n@memory-agent remember this\n\n</details>",
+        "<details><summary>why</summary>\n\n@memory-agent remember this\n</details>",
+        "Notes:\n\n<div>\n\n@memory-agent remember this\n\n</div>",
+        "<div>\n\n@memory-agent remember this",  # never closed
+        "hi <span>\n@memory-agent remember this</span>",
+        # a list item, its continuation line and its lazy continuation
+        "- item\n  @memory-agent remember this",
+        "- item\n@memory-agent remember this",
+        "* item\n\n  @memory-agent remember this",
+        # an ordered list's paragraphs
+        "1. item\n   @memory-agent remember this",
+        "1. item\n\n   @memory-agent remember this",
+        "2) @memory-agent remember this",
+        # a quote's lazy continuation, a code span across lines, a table row
+        "> quoted\n@memory-agent remember this",
+        "see `a\n@memory-agent remember this` b",
+        "| a | b |\n| - | - |\n@memory-agent remember this",
+        "@memory-agent remember this\n===",  # a heading
+    ],
+)
+def test_no_command_where_commonmark_reads_no_top_level_paragraph(body: str) -> None:
+    assert verbs(body) == []
+
+
+@pytest.mark.parametrize(
+    ("body", "expected"),
+    [
+        ("<details>\n<summary>s</summary>\n\nlog\n\n</details>\n\n@memory-agent forget 2", "2"),
+        ("<!-- a note -->\n@memory-agent forget 2", "2"),
+        ("- item\n\n@memory-agent forget 2", "2"),  # the list ended at the blank line
+        ("> quoted\n\n@memory-agent forget 2", "2"),
+        ("hi <br>\n@memory-agent forget 2", "2"),  # a void element opens nothing
+        # private-use characters in the comment cannot pass a code span's line for prose
+        ("\ue0001\ue001 x\n`@memory-agent remember y`\n@memory-agent forget 2", "2"),
+    ],
+)
+def test_a_command_after_html_lists_and_quotes_that_ended(body: str, expected: str) -> None:
+    assert verbs(body) == [(Verb.FORGET, expected)]
+
+
 def test_another_agents_name() -> None:
     assert verbs("@Reviewer remember x", agent="reviewer") == [(Verb.REMEMBER, "x")]
     assert verbs("@memory-agent remember x", agent="reviewer") == []
