@@ -14,6 +14,7 @@ from pathlib import PurePosixPath
 from typing import TypeVar
 
 from memory_action.errors import InputError
+from memory_action.numbers import ascii_int
 from memory_action.review.profile import ModelProfile, memory_kb_that_fits, profile_for
 
 
@@ -175,9 +176,9 @@ def parse_enum(name: str, raw: str, kind: type[EnumT]) -> EnumT:
 def parse_int(name: str, raw: str, bounds: tuple[int, int]) -> int:
     low, high = bounds
     value = raw.strip()
-    # At most 9 digits: int() refuses strings over 4300 digits with a ValueError, not our error.
-    if re.fullmatch(r"[0-9]{1,9}", value) and low <= int(value) <= high:
-        return int(value)
+    number = ascii_int(value, max_digits=9)
+    if number is not None and low <= number <= high:
+        return number
     raise _bad(name, raw, f"a whole number from {low} to {high}")
 
 

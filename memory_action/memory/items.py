@@ -13,13 +13,15 @@ import difflib
 import re
 from dataclasses import dataclass
 
+from memory_action.numbers import ascii_int
+
 MAX_ITEM_CHARS = 1_000  # one remembered item: a rule, not a document
 CLEAR_RATIO = 0.75  # the closest item is the one meant when it is this similar ...
 CLEAR_LEAD = 0.1  # ... and this much closer than the next one
 CANDIDATE_RATIO = 0.4  # less similar than this is no candidate at all
 MAX_CANDIDATES = 3
 
-_BULLET = re.compile(r"(?:[-*+]|\d{1,9}[.)])[ \t]+")
+_BULLET = re.compile(r"(?:[-*+]|[0-9]{1,9}[.)])[ \t]+")
 
 
 @dataclass(frozen=True)
@@ -59,8 +61,8 @@ def as_item_line(text: str) -> str:
 def find(text: str, wanted: str) -> Found:
     """The item of ``text`` that ``wanted`` (words, or an item's number) names, if clear."""
     listed = items(text)
-    if wanted.isdigit():
-        number = int(wanted)
+    number = ascii_int(wanted)
+    if number is not None:
         return Found(listed[number - 1] if 1 <= number <= len(listed) else None)
     words = normalised(wanted)
     same = [item for item in listed if normalised(item.text) == words]

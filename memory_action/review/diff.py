@@ -10,7 +10,7 @@ import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
-_HEADER = re.compile(r"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@ ?(.*)$")
+_HEADER = re.compile(r"^@@ -([0-9]+)(?:,([0-9]+))? \+([0-9]+)(?:,([0-9]+))? @@ ?(.*)$")
 _LINE_KINDS = (" ", "+", "-", "\\")
 # git's default hunk-header rule: a line that starts with a letter, "_" or "$" names a section,
 # and git keeps at most 80 bytes of it.

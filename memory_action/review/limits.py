@@ -38,7 +38,7 @@ MAX_WAITS = 3
 DEFAULT_WAIT_S = 20.0  # a 429 without retry-after
 DAILY = "UserByModelByDay"
 _DAILY_TEXT = re.compile(r"UserByModelByDay|per 86400s", re.I)
-_WAIT_TEXT = re.compile(r"wait (\d+) seconds", re.I)
+_WAIT_TEXT = re.compile(r"wait ([0-9]{1,9}) seconds", re.I)
 
 _Result = ModelResponse[Any] | AIMessage | ExtendedModelResponse[Any]
 
@@ -95,7 +95,7 @@ def _message(exc: BaseException) -> str:
 
 def _retry_after(headers: Mapping[str, str], message: str) -> float | None:
     raw = headers.get("retry-after", "").strip()
-    if re.fullmatch(r"\d+(\.\d+)?", raw):
+    if re.fullmatch(r"[0-9]{1,9}(\.[0-9]{1,9})?", raw):
         return float(raw)
     found = _WAIT_TEXT.search(message)
     return float(found.group(1)) if found else None

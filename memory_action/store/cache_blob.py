@@ -16,6 +16,7 @@ from typing import TypeVar
 
 import httpx
 
+from memory_action.numbers import ascii_int
 from memory_action.store.cache_http import USER_AGENT, HttpSession
 from memory_action.store.cache_protocol import (
     Attempts,
@@ -74,8 +75,7 @@ def _check_status(response: httpx.Response, what: str) -> None:
 
 
 def _content_length(response: httpx.Response) -> int | None:
-    raw = response.headers.get("Content-Length", "")
-    return int(raw) if raw.isdigit() else None
+    return ascii_int(response.headers.get("Content-Length", "").strip())
 
 
 class BlobTransfer:

@@ -14,6 +14,7 @@ from typing import Any
 
 import httpx
 
+from memory_action.numbers import ascii_int
 from memory_action.settings import Secret
 from memory_action.store.base import RestoreKeys
 from memory_action.store.cache_blob import BlobTransfer
@@ -80,8 +81,8 @@ def int64_field(body: Mapping[str, Any], name: str) -> int | None:
         return None
     if isinstance(value, int):
         return value
-    if isinstance(value, str) and value.strip().lstrip("-").isdigit():
-        return int(value)
+    if isinstance(value, str):
+        return ascii_int(value.strip(), signed=True)
     return None
 
 
@@ -132,7 +133,7 @@ def _denied_error(text: str, status: int, msg: str) -> ServiceError:
 
 
 def _rate_limited(text: str, retry_after: str) -> str:
-    seconds = int(retry_after) if retry_after.strip().isdigit() else 0
+    seconds = ascii_int(retry_after.strip()) or 0
     later = f"; the limit resets in {seconds} seconds" if seconds > 0 else ""
     return f"rate limited by the cache service{later} ({text})"
 

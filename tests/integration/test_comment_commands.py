@@ -214,6 +214,17 @@ def test_forget_by_number_after_listing_memory(runner: ActionRunner, github: Fak
     assert "tenacity" not in ticked(sticky(github))
 
 
+@pytest.mark.parametrize("number", ["\u00b2", "\u0663", "\uff12", "1" * 5000])
+def test_forget_a_number_not_written_in_ascii_digits_is_answered_as_words(
+    runner: ActionRunner, github: FakeGitHub, number: str
+) -> None:
+    seed(runner)
+    command(runner, f"@memory-agent forget {number}")
+    [reply] = replies(github)
+    assert "Nothing in memory matches" in reply
+    assert github.bodies(7) == [reply]  # nothing forgotten, no proposal
+
+
 def test_a_secret_is_refused_with_the_reason_and_never_shown(
     runner: ActionRunner, github: FakeGitHub
 ) -> None:
