@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from functools import cache
 from importlib import resources
 
+from memory_action.settings import AGENT_NAME
 from memory_action.untrusted_markdown import (
     break_markers,
     code_span,
@@ -35,7 +36,6 @@ __all__ = ["break_markers", "safe_markdown"]  # also used from here (memory.prop
 COMMENT_LIMIT = 65_536  # GitHub refuses a longer comment body
 # GitHub refuses a step summary over 1 MiB; leave room for the error lines main() may append.
 SUMMARY_LIMIT = 1_000_000
-AGENT_NAME = re.compile(r"[A-Za-z0-9._-]{1,64}")
 MARKER_PREFIX = "<!-- memory-agent:"
 COMMENT_TRUNCATED = "… truncated (see the job summary)"
 SUMMARY_TRUNCATED = "… truncated (the job summary has a size limit)"

@@ -138,7 +138,12 @@ class Settings:
         )
 
 
-AGENT_NAME = re.compile(r"[A-Za-z0-9._-]{1,64}")
+# A path component of every key and of the memory branch's tree: never ".", ".." or ".git"
+# (a letter or digit first), never a name Windows or git refs would cut (no "." last).
+AGENT_NAME = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9._-]{0,62}[A-Za-z0-9_-])?")
+AGENT_NAME_RULE = (
+    "1 to 64 of letters, digits, '.', '_' and '-', a letter or digit first, no '.' last"
+)
 # A model name as providers spell them (``openai/gpt-4.1``, ``ft:gpt-4o:acme::id``, ``llama3:8b``):
 # no space or control character, which could end the ``::error::`` or log line it is shown in.
 MODEL_NAME = re.compile(r"[A-Za-z0-9._:/@+-]{1,200}")
@@ -186,7 +191,7 @@ def parse_agent_name(raw: str) -> str:
     value = raw.strip()
     if AGENT_NAME.fullmatch(value):
         return value
-    raise _bad("agent_name", raw, "1 to 64 of letters, digits, '.', '_' and '-'")
+    raise _bad("agent_name", raw, AGENT_NAME_RULE)
 
 
 def parse_workspace_path(name: str, raw: str) -> PurePosixPath:

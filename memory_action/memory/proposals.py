@@ -47,7 +47,8 @@ import zlib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 
-from memory_action.report import AGENT_NAME, PROPOSAL_LIMIT, safe_markdown
+from memory_action.report import PROPOSAL_LIMIT, safe_markdown
+from memory_action.settings import AGENT_NAME
 from memory_action.untrusted_markdown import code_span
 
 Stamp = dict[str, str | int | None]

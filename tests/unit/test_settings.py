@@ -160,6 +160,8 @@ VALID = [
     ("agent_name", "Review.Bot_2", "Review.Bot_2"),
     ("agent_name", "x" * 64, "x" * 64),
     ("agent_name", "  padded  ", "padded"),
+    ("agent_name", "a.b..c_", "a.b..c_"),
+    ("agent_name", "9", "9"),
     # memory_path: relative, normalized
     ("memory_path", ".agent-memory", PurePosixPath(".agent-memory")),
     ("memory_path", "memory", PurePosixPath("memory")),
@@ -267,7 +269,7 @@ SCOPES = "pr | branch | repo"
 MODES = "auto | review | maintenance"
 KB = "a whole number from 1 to 1024"
 MINUTES = "a whole number from 1 to 360"
-AGENT = "1 to 64 of letters, digits, '.', '_' and '-'"
+AGENT = "1 to 64 of letters, digits, '.', '_' and '-', a letter or digit first, no '.' last"
 INSIDE = "a relative path inside the workspace, without '..'"
 MODEL = "provider:model with provider github, openai or anthropic"
 URL = "empty, or an http(s) URL"
@@ -286,6 +288,11 @@ INVALID = [
     *[
         ("agent_name", raw, AGENT)
         for raw in ("x" * 65, "my agent", "org/agent", "agent,1", "ägent", "agent\\x", "a:b")
+    ],
+    # a path component of every key and of the memory branch's tree: no ".", "..", ".git"
+    *[
+        ("agent_name", raw, AGENT)
+        for raw in (".", "..", "...", ".git", ".agent", "-agent", "_agent", "agent.", "a..")
     ],
     *[
         ("memory_path", raw, INSIDE)
