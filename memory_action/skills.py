@@ -17,6 +17,7 @@ from pathlib import Path, PurePosixPath
 
 from langchain_core.tools import BaseTool, StructuredTool
 
+from memory_action.memory.sources import find_symlink
 from memory_action.pull_request import MAX_FILE_BYTES, PullRequestReader, decode_text
 
 SKILL_FILE = "SKILL.md"
@@ -62,9 +63,9 @@ def parse_skill(path: str, text: str) -> Skill | str:
 
 def skill_paths(workspace: Path, folder: PurePosixPath) -> list[str]:
     """The ``SKILL.md`` files under ``folder`` of the checkout (names only: the contents may
-    come from elsewhere). Links are not followed."""
+    come from elsewhere). Links are not followed, at any depth (``linked_folder``)."""
     root = workspace.joinpath(*folder.parts)
-    if root.is_symlink() or not root.is_dir():
+    if linked_folder(workspace, folder) or not root.is_dir():
         return []
     found = [
         (folder / child.name / SKILL_FILE).as_posix()
@@ -86,15 +87,31 @@ def skills_for(
     """The run's skills: at the base commit on a pull request run, else the checkout's."""
     if folder is None:
         return SkillBook({})
+    link = linked_folder(workspace, folder)
+    if link:
+        warn(
+            f"Skills skipped: skills_path {folder.as_posix()!r} goes through the symlink "
+            f"{link!r}, which could offer skills from outside the checkout; use a plain folder."
+        )
+        return SkillBook({})
     read = reader.base_file_content if reader is not None else _checkout_reader(workspace)
     return load_skills(skill_paths(workspace, folder), read, warn)
+
+
+def linked_folder(workspace: Path, folder: PurePosixPath) -> str:
+    """The first folder of ``folder`` (from the checkout's root down) that is a symlink, or "".
+
+    Every component counts, as for ``memory_path``: a link above the skills' folder sends the
+    listing (and a push run's reading) outside the checkout as surely as one at its end."""
+    link = find_symlink(workspace, folder)
+    return "" if link is None else link.as_posix()
 
 
 def _checkout_reader(workspace: Path) -> Callable[[str], str | None]:
     def read(path: str) -> str | None:
         file = workspace.joinpath(*PurePosixPath(path).parts)
         try:
-            if file.is_symlink() or file.stat().st_size > MAX_FILE_BYTES:
+            if find_symlink(workspace, PurePosixPath(path)) or file.stat().st_size > MAX_FILE_BYTES:
                 return None
             return decode_text(file.read_bytes())
         except OSError:
