@@ -120,7 +120,8 @@ def _add_history(actions: argparse._SubParsersAction[argparse.ArgumentParser]) -
         "import", help="seed committed memory from an AGENTS.md (secret and size checked)"
     )
     imported.add_argument("file", help="the AGENTS.md to import")
-    imported.add_argument("--max-memory-kb", type=int, default=16, help="size budget in KiB")
+    for checked in (rollback, imported):  # both save: the size check of every save
+        checked.add_argument("--max-memory-kb", type=int, default=16, help="size budget in KiB")
     for parser in (log, rollback, export, imported):
         _add_store_options(parser)
         parser.add_argument(

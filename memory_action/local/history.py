@@ -3,9 +3,9 @@ local store or on the repository's git branch (``--repo``).
 
 A rollback and an import never rewrite anything: each saves a new entry (on git, a new commit)
 that holds the earlier (or imported) text, records the entry it replaces as its parent (so no
-run merges the replaced one back), and is itself in the history. An import goes through the
-checks an agent's edit goes through: no secret (``scrub.find_secrets``) and within the size
-budget.
+run merges the replaced one back), and is itself in the history. An import and a rollback go
+through the checks an agent's edit goes through (``_refusal``): no secret (``scrub.find_secrets``)
+and within the size budget. A rollback to a state that held a secret commits it again nowhere.
 """
 
 from __future__ import annotations
@@ -137,10 +137,16 @@ def show_log(history: History, prefix: str, out: TextIO) -> int:
     return 0
 
 
-def rollback(history: History, prefix: str, revision: str, out: TextIO) -> int:
+def rollback(history: History, prefix: str, revision: str, max_bytes: int, out: TextIO) -> int:
     files = history.files_at(prefix, revision)
-    provenance = Provenance.from_text(files.get(PROVENANCE_FILE, ""))
-    key = _save_new(history, prefix, files.get(MEMORY_FILE, ""), provenance, "rollback")
+    text = files.get(MEMORY_FILE, "")
+    refused = _refusal(text, max_bytes)
+    if refused:
+        raise InputError(
+            f"Not rolled back: {revision} {refused}; roll back to another revision (or export, "
+            "edit and import)."
+        )
+    key = _save_new(history, prefix, text, _kept(files, text), "rollback")
     print(f"Restored {revision} as a new entry {key}.", file=out)
     return 0
 
@@ -162,23 +168,35 @@ def import_file(history: History, prefix: str, source: Path, max_bytes: int, out
         text = source.read_bytes().decode("utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise InputError(f"Cannot import {source}: {exc}.") from None
-    findings = find_secrets(text)
-    if findings:
-        raise InputError(
-            f"Not imported: {source} holds {describe(findings)}; remove it and import again."
-        )
-    if len(text.encode()) > max_bytes:
-        raise InputError(
-            f"Not imported: {source} is {len(text.encode())} bytes, over the memory budget of "
-            f"{max_bytes} bytes; shorten it or raise --max-memory-kb."
-        )
+    refused = _refusal(text, max_bytes)
+    if refused:
+        raise InputError(f"Not imported: {source} {refused}; fix it and import again.")
     _, files = history.current(prefix)
-    kept = frozenset(memory_lines(text))
-    records = Provenance.from_text(files.get(PROVENANCE_FILE, "")).records
-    provenance = Provenance({line: r for line, r in records.items() if line in kept})
-    key = _save_new(history, prefix, text, provenance, "import")
+    key = _save_new(history, prefix, text, _kept(files, text), "import")
     print(f"Imported {source} as {key}.", file=out)
     return 0
+
+
+def _refusal(text: str, max_bytes: int) -> str:
+    """Why ``text`` may not become committed memory ("" when it may): the checks an agent's
+    edit goes through, for every way the command line saves memory."""
+    findings = find_secrets(text)
+    if findings:
+        return f"holds {describe(findings)} (memory never holds secrets)"
+    size = len(text.encode())
+    if size > max_bytes:
+        return (
+            f"is {size} bytes, over the memory budget of {max_bytes} bytes "
+            "(shorten it or raise --max-memory-kb)"
+        )
+    return ""
+
+
+def _kept(files: Mapping[str, str], text: str) -> Provenance:
+    """The provenance in ``files`` of the lines ``text`` holds, and of no other line."""
+    kept = frozenset(memory_lines(text))
+    records = Provenance.from_text(files.get(PROVENANCE_FILE, "")).records
+    return Provenance({line: r for line, r in records.items() if line in kept})
 
 
 def _save_new(history: History, prefix: str, text: str, provenance: Provenance, why: str) -> str:

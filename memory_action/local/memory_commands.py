@@ -33,7 +33,7 @@ def history_command(
     if args.memory_command == "log":
         return show_log(history, prefix, out)
     if args.memory_command == "rollback":
-        return rollback(history, prefix, args.revision, out)
+        return rollback(history, prefix, args.revision, args.max_memory_kb * 1024, out)
     if args.memory_command == "export":
         return export(history, prefix, Path(args.out), out)
     return import_file(history, prefix, Path(args.file), args.max_memory_kb * 1024, out)

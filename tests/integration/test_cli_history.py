@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from memory_action.store.git import MEMORY_BRANCH
+from memory_action.store.local import LocalDirectoryStore
 from tests.fakes.github_api import REPOSITORY, FakeGitHub
 from tests.integration.test_cli import run_cli
 
@@ -88,3 +89,40 @@ def test_a_rollback_to_a_commit_that_never_held_this_memory_is_refused(
     code, _, err = run_cli(capsys, "memory", "rollback", "0" * 40, "--repo", REPOSITORY)
     assert code != 0 and "did not change" in err
     assert len(github.git.log(MEMORY_BRANCH)) == 2
+
+
+@pytest.mark.parametrize("where", ["local", "git"])
+def test_a_rollback_to_a_state_holding_a_secret_or_over_budget_is_refused(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, github: FakeGitHub, where: str
+) -> None:
+    """A rollback saves memory, so it goes through the checks an import goes through: a state
+    that held a secret (saved before a detector knew its shape, or planted on the branch) is
+    not committed again, and nor is one over the budget."""
+    store = ["--repo", REPOSITORY] if where == "git" else ["--store-dir", str(tmp_path / "store")]
+    held = f"- Deploy with {TOKEN_LIKE}\n"
+    run_cli(capsys, "memory", "import", str(memory_file(tmp_path, "a.md", FIRST)), *store)
+    if where == "git":  # planted on the branch: a commit the CLI never checked
+        github.git.commit_files(MEMORY_BRANCH, {f"{COMMITTED}AGENTS.md": held}, "planted")
+    else:
+        planted = tmp_path / "planted"
+        planted.mkdir()
+        (planted / "AGENTS.md").write_text(held, encoding="utf-8")
+        LocalDirectoryStore(tmp_path / "store").save(f"{COMMITTED}planted-1", planted)
+    run_cli(capsys, "memory", "import", str(memory_file(tmp_path, "b.md", SECOND)), *store)
+    code, out, _ = run_cli(capsys, "memory", "log", *store)
+    revisions = [line.split()[0] for line in out.splitlines()]
+    before = len(revisions)
+    assert before == 3
+    code, _, err = run_cli(capsys, "memory", "rollback", revisions[1], *store)
+    assert code != 0 and "Not rolled back" in err and "secret" in err, err
+    assert TOKEN_LIKE not in err and len(err.strip().splitlines()) == 1
+    big = memory_file(tmp_path, "big.md", "- a fact\n" * 300)
+    run_cli(capsys, "memory", "import", str(big), *store)
+    code, out, _ = run_cli(capsys, "memory", "log", *store)
+    revisions = [line.split()[0] for line in out.splitlines()]
+    code, _, err = run_cli(
+        capsys, "memory", "rollback", revisions[0], "--max-memory-kb", "1", *store
+    )
+    assert code != 0 and "Not rolled back" in err and "over the memory budget" in err
+    code, out, _ = run_cli(capsys, "memory", "log", *store)
+    assert len(out.splitlines()) == before + 1  # only the import of big.md was saved
