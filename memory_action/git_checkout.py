@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 import re
 import subprocess
+import tempfile
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -68,14 +69,15 @@ class GitCheckout:
             )
         return cls(Path(os.fsdecode(found.out.rstrip(b"\n"))), env, timeout_s)
 
-    def attempt(self, *args: str) -> GitResult:
-        """Run ``git <args>``; a missing git or a timeout is an InputError, any exit code is not."""
+    def attempt(self, *args: str, cwd: Path | None = None, **env: str) -> GitResult:
+        """Run ``git <args>``; a missing git or a timeout is an InputError, any exit code is not.
+        ``cwd`` and ``env`` (variables on top of the checkout's) for ``run_without_attributes``."""
         command = ["git", *_GLOBAL_OPTIONS, *args]
         try:
             done = subprocess.run(  # noqa: S603 - list arguments, no shell
                 command,
-                cwd=self.root,
-                env=self._env,
+                cwd=cwd or self.root,
+                env={**self._env, **env},
                 capture_output=True,
                 timeout=self._timeout_s,
                 check=False,
@@ -90,7 +92,30 @@ class GitCheckout:
 
     def run(self, *args: str) -> bytes:
         """Run ``git <args>``; its output, or an InputError quoting git's reason."""
-        result = self.attempt(*args)
+        return self._output(args, self.attempt(*args))
+
+    def run_without_attributes(self, *args: str) -> bytes:
+        """``run``, reading no ``.gitattributes`` of the work tree or the index.
+
+        git takes attributes from the checked-out files, which the branch under review wrote:
+        its ``*.py -diff`` or ``binary`` would show its own change as "Binary files differ".
+        Run from an empty work tree with an empty index, git sees none of them (git 2.40's
+        ``--attr-source`` would do the same; older gits are common). The repository's own
+        ``info/attributes`` and the developer's ``core.attributesFile`` still apply: no branch
+        can write those."""
+        git_dir = os.fsdecode(self.run("rev-parse", "--absolute-git-dir").rstrip(b"\n"))
+        with tempfile.TemporaryDirectory(prefix="memory-agent-git-") as scratch:
+            empty = Path(scratch)
+            result = self.attempt(
+                *args,
+                cwd=empty,
+                GIT_DIR=git_dir,
+                GIT_WORK_TREE=scratch,
+                GIT_INDEX_FILE=str(empty / "index"),  # none: an empty index
+            )
+        return self._output(args, result)
+
+    def _output(self, args: tuple[str, ...], result: GitResult) -> bytes:
         if not result.ok:
             raise InputError(f"git {args[0]} failed in {self.root}: {result.reason}")
         return result.out

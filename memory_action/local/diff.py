@@ -157,8 +157,10 @@ class LocalChange:
     def changed_files(self) -> list[ChangedFile]:
         if self._files is None:
             span = (self.merge_base, self.head_sha)
-            raw = self.git.run("diff", "--raw", "-z", "--no-abbrev", *DIFF_OPTIONS, *span, "--")
-            patches = self.git.run("diff", *DIFF_OPTIONS, *span, "--")
+            # Attributes never come from the branch under review (its ``*.py -diff`` hides it).
+            diff = self.git.run_without_attributes
+            raw = diff("diff", "--raw", "-z", "--no-abbrev", *DIFF_OPTIONS, *span, "--")
+            patches = diff("diff", *DIFF_OPTIONS, *span, "--")
             self._files = to_changed_files(raw, patches)
         return self._files
 

@@ -142,6 +142,33 @@ def test_a_developers_diff_config_changes_nothing(repo: GitRepo, env: dict[str, 
     assert change_of(repo, env).changed_files() == expected
 
 
+@pytest.mark.parametrize(
+    "attributes",
+    [
+        "*.py -diff\n",
+        "*.py binary\n",
+        "* -diff\n",
+        "*.py diff=upper\n",  # a driver the developer's config defines
+        "[attr]hidden -diff -merge -text\n*.py hidden\n",  # a macro of its own
+    ],
+)
+@pytest.mark.parametrize("where", [".gitattributes", "src/.gitattributes"])
+def test_the_branchs_own_gitattributes_cannot_hide_its_change(
+    repo: GitRepo, env: dict[str, str], attributes: str, where: str
+) -> None:
+    """git reads attributes from the files checked out, which the branch under review wrote: a
+    ``*.py -diff`` there would make its change "Binary files differ", with nothing to review."""
+    repo.git("config", "diff.upper.binary", "true")
+    expected = by_path(change_of(repo, env).changed_files())["src/app.py"]
+    assert expected.patch is not None
+    repo.write(where, attributes)
+    repo.commit("Attributes")
+
+    files = by_path(change_of(repo, env).changed_files())
+    assert files["src/app.py"] == expected
+    assert files["assets/logo.bin"].patch is None  # a binary file is still one
+
+
 # -- parsing, on git's own bytes ----------------------------------------------------------------
 
 
