@@ -222,9 +222,16 @@ def _not_incremental(comparison: Comparison | None, last: str) -> str:
 def publish(
     plan: Plan, prepared: Prepared, result: ReviewResult, reader: CachedReader
 ) -> Published:
-    """Post this run's new findings as one review; the Markdown the comment and summary show."""
-    published = _publish(plan, prepared, result, reader)
-    return replace(published, notes=(*prepared.notes, *published.notes))
+    """Post this run's new findings as one review; the Markdown the comment and summary show.
+
+    Only findings on files the model was shown count: one on a file the review skipped (lock,
+    vendored, generated, excluded, unchanged since the last review) or that is not in the diff
+    at all is never posted, whatever the model says."""
+    shown = [f for f in result.findings if f.path in result.reviewed]
+    unshown = len(result.findings) - len(shown)
+    published = _publish(plan, prepared, replace(result, findings=tuple(shown)), reader)
+    note = f"{unshown} findings on files the model was not shown were not posted" if unshown else ""
+    return replace(published, notes=(*prepared.notes, *published.notes, *filter(None, [note])))
 
 
 def _publish(

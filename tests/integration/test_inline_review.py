@@ -247,3 +247,46 @@ def test_a_reply_to_someone_elses_review_comment_is_not_the_agents_business(
     assert outcome.exit_code == 0, outcome.stdout
     assert "a reply to a review comment the agent did not write" in outcome.stdout
     assert model.calls == 0
+
+
+LOCK = '@@ -1,1 +1,1 @@\n-{}\n+{"lockfileVersion": 3}\n'
+MINIFIED = "@@ -0,0 +1,1 @@\n+var a=1;\n"
+
+
+@pytest.mark.parametrize(
+    "finding",
+    [
+        {"path": "package-lock.json", "line": 1, "title": "Lock drift", "body": "Pin it."},
+        {"path": "vendor/lib.py", "line": 1, "title": "Vendored bug", "body": "Patch it."},
+        {"path": "dist/app.min.js", "line": 1, "title": "Minified bug", "body": "Fix it."},
+        {"path": "src/excluded.py", "line": 1, "title": "Excluded bug", "body": "Fix it."},
+        {"path": "src/ghost.py", "line": 1, "title": "Ghost bug", "body": "Not in the diff."},
+    ],
+    ids=["lock", "vendored", "minified", "excluded", "not-in-the-diff"],
+)
+def test_findings_on_files_the_model_was_not_shown_are_never_posted(
+    tmp_path: Path, finding: dict[str, Any]
+) -> None:
+    fake = FakeGitHub()
+    fake.add_pull(
+        FakePullRequest(
+            files=files(
+                ("src/fetch.py", FETCH_V1),
+                ("package-lock.json", LOCK),
+                ("vendor/lib.py", UTIL),
+                ("dist/app.min.js", MINIFIED),
+                ("src/excluded.py", UTIL),
+            )
+        )
+    )
+    runner = ActionRunner(tmp_path, inputs={"exclude": "src/excluded.py"})
+    model = ScriptedChatModel.from_script(answer(LOOP, finding))
+    with fake.serve():
+        outcome = run(runner, model, HEAD_SHA, "opened")
+    assert finding["path"] not in first_request(model).split("Not reviewed")[0]
+    assert [(c["path"], c["line"]) for c in fake.reviews.posted(7)] == [("src/fetch.py", 2)]
+    [review] = fake.reviews.reviews[7]
+    everything = review["body"] + "".join(fake.bodies(7)) + outcome.summary
+    assert finding["title"] not in everything
+    assert "1 findings on files the model was not shown were not posted" in outcome.summary
+    assert all(e["path"] == "src/fetch.py" for e in ledger(runner)["entries"])
