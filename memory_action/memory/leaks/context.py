@@ -92,13 +92,11 @@ def _assignment_candidates(text: str) -> Iterator[Candidate]:
 def _strength_at(text: str, name_start: int, name_end: int) -> Strength | None:
     """How a value after the name at ``text[name_start:name_end]`` is judged, if it is a name.
 
-    Not a name: a brand (``1Password``: names do not start with a digit), a path segment
-    (``op://vault/item/password``) or a part of an ARN or URN (``arn:...:secret:prod/app``).
-    The word before a name in prose counts too: the ``public key is ...``, ``sort key: ...``.
+    Not a name: a part of an ARN or URN (``arn:aws:secretsmanager:...:secret:prod/app``). The
+    word before a name in prose counts too: the ``public key is ...``, ``sort key: ...``.
     """
     name = text[name_start:name_end]
-    before, after = text[name_start - 1 : name_start], text[name_end : name_end + 1]
-    if name[:1].isdigit() or before == "/" or before == after == ":":
+    if text[name_start - 1 : name_start] == text[name_end : name_end + 1] == ":":
         return None
     strength = credential_strength(name)
     previous = _previous_word(text, name_start)

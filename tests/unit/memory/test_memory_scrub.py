@@ -182,6 +182,10 @@ def test_placeholders_references_and_names_are_not_credentials(text: str) -> Non
         # parts of a path or an ARN, not names
         f"- The secret ARN ends in `:secret:prod/app-{fake(6)}`.",
         "aws ssm get-parameter --name /prod/api/password --with-decryption",
+        # references: a path, a digest that names its algorithm, a default of words
+        "- The staging password is `.secrets/staging-db.txt`, read by `make db`.",
+        "- The deploy key is SHA256:" + base64.b64encode(bytes(range(32))).decode()[:43] + ".",
+        '  SESSION_SECRET: "${SESSION_SECRET:-local-dev-session-secret-2}"',
     ],
 )
 def test_memory_prose_commands_and_identifiers_are_not_credentials(text: str) -> None:
