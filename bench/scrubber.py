@@ -3,11 +3,13 @@
     .venv/bin/python bench/scrubber.py
 
 Prints, for the independent corpus in ``tests/fixtures/secrets/`` (see ``tests/fakes/
-secrets_corpus.py``): secrets caught / total, masked leaks caught / total and benign lines flagged
-/ total, for the format rules alone, then with the context rules, then with the run's masked
-values; and the same for ``detect-secrets``' format plugins (its high-entropy and keyword
-detectors left out) when it is installed, alone and added to ours. Then the time to scan 1 MiB of
-each kind of adversarial text: it must stay linear.
+secrets_corpus.py``): secrets caught / total, masked leaks caught / total, benign lines flagged
+/ total and memory-style lines flagged / total (target: at most 1 in 10,000), for the format
+rules alone, then with the context rules, then with the run's masked values; and the same for
+``detect-secrets``' format plugins (its high-entropy and keyword detectors left out) when it is
+installed, alone and added to ours. Then the CPU time to scan 1 MiB of each kind of adversarial
+text, against 1 MiB of ordinary memory lines measured in the same run (it must stay linear),
+and nine checks of a 1 MiB memory (what a run makes) without and with ``scan_once``.
 """
 
 from __future__ import annotations
@@ -26,11 +28,14 @@ from memory_action.memory.scrub import (  # noqa: E402
     Layer,
     find_secrets,
     replace_findings,
+    scan_once,
 )
 from tests.fakes.secrets_corpus import (  # noqa: E402
     BENIGN,
     MASKED_LEAKS,
     MASKED_VALUES,
+    MAX_FLAGGED_PER_LINE,
+    MEMORY_TEXT,
     PLANTED,
     Planted,
     is_caught,
@@ -81,11 +86,14 @@ def figures(name: str, redact: _Redactor) -> None:
     secrets = sum(is_caught(redact, planted) for planted in PLANTED)
     masked = sum(is_caught(redact, leak) for leak in MASKED_LEAKS)
     flagged = [line for line in BENIGN if redact(line) != line]
+    memory = [line for line in MEMORY_TEXT if redact(line) != line]
     print(
         f"{name:<34} secrets {secrets:>3}/{len(PLANTED)}   masked {masked:>2}/{len(MASKED_LEAKS)}"
         f"   benign flagged {len(flagged)}/{len(BENIGN)}"
+        f"   memory text flagged {len(memory)}/{len(MEMORY_TEXT)}"
+        f" ({len(memory) / len(MEMORY_TEXT) * 10_000:.1f} per 10,000)"
     )
-    for line in flagged[:5]:
+    for line in (flagged + memory)[:5]:
         print(f"{'':<36}flagged: {line[:90]}")
 
 
@@ -110,16 +118,52 @@ HOSTILE: dict[str, str] = {
     "dotted names": "abcdefghijklmnopqrstuvwxyz0123.",
     "xml tags": "<password>x</password>",
     "line breaks": "ab\n",
+    "backslash line breaks": "ab\\\n",
+    "quoted line breaks": '"ab" +\n  "',
+    "escaped line breaks": "ab\\n",
+    "shell defaults": "${DB_PASSWORD:-",
+    "a word before a name": "the public key ",
 }
+
+
+def cpu_seconds(action: Callable[[], object]) -> float:
+    start = time.process_time()
+    action()
+    return time.process_time() - start
+
+
+def mebibyte(unit: str) -> str:
+    return (unit * (MIB // len(unit) + 1))[:MIB]
 
 
 def timings() -> None:
     masked = [*MASKED_VALUES, "AAAAAA", "aaaa"]
+    reference = 0.0  # the first kind, ordinary memory lines: what adversarial text costs more
+    slowest = 0.0
     for name, unit in HOSTILE.items():
-        text = (unit * (MIB // len(unit) + 1))[:MIB]
-        start = time.perf_counter()
-        find_secrets(text, masked)
-        print(f"1 MiB of {name:<30} {time.perf_counter() - start:6.2f} s")
+        text = mebibyte(unit)
+        seconds = cpu_seconds(lambda: find_secrets(text, masked))  # noqa: B023 - called at once
+        reference = reference or seconds
+        slowest = max(slowest, seconds)
+        print(f"1 MiB of {name:<30} {seconds:6.2f} s CPU   ({seconds / reference:4.1f} x ordinary)")
+    print(f"slowest 1 MiB of adversarial text: {slowest:.2f} s CPU ({slowest / reference:.1f} x)")
+
+
+def scanned_once_per_run(checks: int = 9) -> None:
+    """A run checks its memory about nine times (restore, prompt, edits, save, publish)."""
+    memory = mebibyte("\n".join(MEMORY_TEXT) + "\n")
+    every_time = cpu_seconds(lambda: [find_secrets(memory, MASKED_VALUES) for _ in range(checks)])
+    with scan_once():
+        once = cpu_seconds(lambda: [find_secrets(memory, MASKED_VALUES) for _ in range(checks)])
+    print(
+        f"{checks} checks of a 1 MiB memory: {every_time:.2f} s CPU scanning each time,"
+        f" {once:.2f} s with scan_once ({every_time / max(once, 1e-6):.1f} x less)"
+    )
+
+
+def target_met() -> bool:
+    memory = sum(bool(find_secrets(line, MASKED_VALUES)) for line in MEMORY_TEXT)
+    return memory <= len(MEMORY_TEXT) * MAX_FLAGGED_PER_LINE
 
 
 def main() -> None:
@@ -135,7 +179,10 @@ def main() -> None:
     else:
         figures("detect-secrets format plugins", extra)
         figures("(a)+(b)+(c) + detect-secrets", both(ours(ALL_LAYERS), extra))
+    met = "met" if target_met() else "NOT met"
+    print(f"memory text: at most 1 flagged line in 10,000: {met}")
     timings()
+    scanned_once_per_run()
 
 
 if __name__ == "__main__":

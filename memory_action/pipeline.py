@@ -23,7 +23,7 @@ from memory_action.maintenance import UNCHANGED, Upkeep
 from memory_action.maintenance_pr import save_or_propose
 from memory_action.memory.diff import memory_diff
 from memory_action.memory.provenance import Provenance, stamp_for_run, update
-from memory_action.memory.scrub import describe, redact
+from memory_action.memory.scrub import describe, redact, scan_once
 from memory_action.memory.sources import MemoryFiles, load_sources
 from memory_action.memory.state import MEMORY_FILE, read_memory, write_memory
 from memory_action.memory.upkeep import notes as upkeep_notes
@@ -60,6 +60,12 @@ __all__ = [
 
 
 def run(settings: Settings, context: RunContext, services: Services) -> RunResult:
+    # Memory is read many times a run (restore, prompt, edits, save, publish): scanned once.
+    with scan_once():
+        return _route_and_run(settings, context, services)
+
+
+def _route_and_run(settings: Settings, context: RunContext, services: Services) -> RunResult:
     from memory_action.commands.run import route  # noqa: PLC0415 - it restores through here
 
     # A comment's commands to the agent are answered without a review (``commands.run``).

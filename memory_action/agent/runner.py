@@ -14,6 +14,7 @@ fix; it carries the partial ``AgentOutcome``.
 
 from __future__ import annotations
 
+import contextvars
 import re
 import threading
 import time
@@ -299,7 +300,11 @@ class _Worker:
         self._result = _Result()
 
     def run(self, timeout_s: float) -> _Result:
-        thread = threading.Thread(target=self._target, name="memory-agent-run", daemon=True)
+        # In the caller's context: what the run keeps there (the scan cache) reaches the tools.
+        context = contextvars.copy_context()
+        thread = threading.Thread(
+            target=context.run, args=(self._target,), name="memory-agent-run", daemon=True
+        )
         thread.start()
         thread.join(timeout_s)
         if thread.is_alive():

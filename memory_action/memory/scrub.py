@@ -7,13 +7,19 @@ in every encoding. Findings never carry the secret itself: only its kind and whe
 they can be logged, counted and reported.
 
 Every detector is anchored on a literal (a prefix, a credential word, ``://``) and every
-quantifier is bounded, so a MiB of memory is scanned in about a second at worst.
+quantifier is bounded, so a MiB of memory is scanned in about a second at worst. A run reads its
+memory many times (restoring, prompting, checking edits, saving, publishing): inside
+``scan_once()`` each text is scanned once and its findings are kept by the text's digest.
 """
 
 from __future__ import annotations
 
+import hashlib
 import threading
+from collections import Counter, OrderedDict
 from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from enum import Enum
@@ -46,12 +52,14 @@ __all__ = [
     "URL_PASSWORD",
     "Layer",
     "RefusalLog",
+    "ScanCache",
     "SecretFinding",
     "describe",
     "find_secrets",
     "masked_forms",
     "redact",
     "replace_findings",
+    "scan_once",
     "shannon_entropy",
 ]
 
@@ -89,6 +97,19 @@ def find_secrets(
     text: str, masked: Iterable[str] = (), *, layers: Collection[Layer] = ALL_LAYERS
 ) -> list[SecretFinding]:
     """Every secret in ``text``: non-overlapping (overlaps are merged), sorted by position."""
+    cache = _RUN_CACHE.get()
+    if cache is None or len(text) < ScanCache.MIN_LENGTH:
+        return _scan(text, masked, layers)
+    masked = tuple(masked)
+    key = ScanCache.key(text, masked, layers)
+    found = cache.get(key)
+    if found is None:
+        found = tuple(_scan(text, masked, layers))
+        cache.put(key, found)
+    return list(found)
+
+
+def _scan(text: str, masked: Iterable[str], layers: Collection[Layer]) -> list[SecretFinding]:
     candidates: list[Candidate] = []
     for layer in layers:
         for detector in _LAYER_DETECTORS.get(layer, ()):
@@ -96,6 +117,74 @@ def find_secrets(
     if Layer.MASKED in layers:
         candidates.extend(masked_candidates(text, masked))
     return _merge(candidates)
+
+
+# --- scanning each text once per run -------------------------------------------------------------
+
+
+class ScanCache:
+    """Findings by the digest of the text, the masked values and the layers: a bounded LRU.
+
+    The key holds digests only (never a text or a masked value), and the findings hold only
+    kinds and positions, so the cache keeps nothing secret.
+    """
+
+    MIN_LENGTH = 1024  # shorter texts are scanned faster than they are looked up and kept
+    MAX_ENTRIES = 256
+
+    def __init__(self) -> None:
+        self._found: OrderedDict[bytes, tuple[SecretFinding, ...]] = OrderedDict()
+        self._lock = threading.Lock()  # tool calls may run in parallel threads
+        # How often each key was asked for and scanned, for tests and benchmarks.
+        self.asked: Counter[bytes] = Counter()
+        self.scanned: Counter[bytes] = Counter()
+
+    @staticmethod
+    def key(text: str, masked: Sequence[str], layers: Collection[Layer]) -> bytes:
+        digest = hashlib.blake2b(digest_size=20)
+        digest.update(text.encode("utf-8", "surrogatepass"))
+        for part in (*sorted(set(masked)), *sorted(layer.value for layer in layers)):
+            digest.update(b"\0" + part.encode("utf-8", "surrogatepass"))
+        return digest.digest()
+
+    def get(self, key: bytes) -> tuple[SecretFinding, ...] | None:
+        with self._lock:
+            self.asked[key] += 1
+            found = self._found.get(key)
+            if found is not None:
+                self._found.move_to_end(key)
+            return found
+
+    def put(self, key: bytes, found: tuple[SecretFinding, ...]) -> None:
+        with self._lock:
+            self.scanned[key] += 1
+            self._found[key] = found
+            self._found.move_to_end(key)
+            while len(self._found) > self.MAX_ENTRIES:
+                self._found.popitem(last=False)
+
+
+_RUN_CACHE: ContextVar[ScanCache | None] = ContextVar("memory_agent_scan_cache", default=None)
+
+
+@contextmanager
+def scan_once() -> Iterator[ScanCache]:
+    """Within the block (a run), each text is scanned for secrets once; outside it, every time.
+
+    The cache lives as long as the outermost block, so nothing carries over from one run (or
+    test) to the next; a block inside it shares it. Threads started with the run's context
+    (the agent's worker, the pools LangChain runs tools in) share it too.
+    """
+    active = _RUN_CACHE.get()
+    if active is not None:
+        yield active
+        return
+    cache = ScanCache()
+    token = _RUN_CACHE.set(cache)
+    try:
+        yield cache
+    finally:
+        _RUN_CACHE.reset(token)
 
 
 def redact(text: str, masked: Iterable[str] = ()) -> tuple[str, list[SecretFinding]]:

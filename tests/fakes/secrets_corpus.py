@@ -9,6 +9,10 @@ test over them measures the scrubber rather than its patterns matching themselve
   (``masked.tsv``; a leak's ``source`` is the value it leaks); found only when the masked values
   are passed to the scrubber.
 - ``BENIGN``: lines a review bot writes that hold no secret (``benign.txt``).
+- ``MEMORY_TEXT``: memory-style lines as AGENTS.md / CLAUDE.md / CONTRIBUTING.md / copilot
+  instructions hold them, none a secret (``memory_text.txt``, written by
+  ``write_memory_text.py``): commands with flags, "pass" as a verb, brand names, shell defaults,
+  prose about credentials followed by a commit, a hash or a public key.
 
 In the files, the secret inside a text is marked with ⟦ and ⟧, and a literal ``\\n`` is a line
 break.
@@ -71,6 +75,8 @@ def _load_masked() -> tuple[tuple[str, ...], list[Planted]]:
 PLANTED: list[Planted] = _load_planted()
 MASKED_VALUES, MASKED_LEAKS = _load_masked()
 BENIGN: list[str] = [line.replace("\\n", "\n") for line in _lines("benign.txt")]
+MEMORY_TEXT: list[str] = _lines("memory_text.txt")
+MAX_FLAGGED_PER_LINE = 1 / 10_000  # the target for real memory text (issue 17)
 
 
 # --- measuring a scrubber on the corpus (used by the corpus tests and bench/scrubber.py) ---------

@@ -18,7 +18,7 @@ from collections.abc import Iterator
 
 from memory_action.memory.leaks.candidate import CREDENTIAL, PRIORITY, URL_PASSWORD, Candidate
 from memory_action.memory.leaks.names import Strength, credential_strength
-from memory_action.memory.leaks.shape import looks_like_password, looks_like_token
+from memory_action.memory.leaks.shape import is_digest, looks_like_password, looks_like_token
 
 _MAX_NAME = 80
 _NAME_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-")
@@ -27,6 +27,11 @@ _OPERATOR = re.compile(r"""\\?["'`]?\]?[ \t]{0,8}(?::=|=>|=|:(?!:))[ \t]{0,8}"""
 _QUOTED_NAME_COMMA = re.compile(r"""["'][ \t]{0,8},[ \t]{0,8}""")
 _PROSE = re.compile(r"[ \t]+(?:is|was)[ \t]+(?:set[ \t]+to[ \t]+)?")
 _SPACE = re.compile(r"[ \t]+")
+# Only the keyword itself takes a value after a space (``.netrc``'s "password value"): "pass",
+# "Pass" and "1Password" are a verb and a brand in prose.
+_SPACED_NAMES = frozenset(("password", "passwd", "passphrase"))
+_SHELL_DEFAULT = re.compile(r":?[-=](?P<value>[^}\s\"'`$]{1,512})\}")
+_MAX_WORD = 40
 _VALUE = re.compile(
     r"""(?i:(?:bearer|basic|token|ssws|apikey|api-key|digest)[ \t]+)?(?:[bfruBFRU]{1,2}(?=["']))?"""
     r"""(?:"(?P<dq>[^"\n]{1,512})"|'(?P<sq>[^'\n]{1,512})'|`(?P<bq>[^`\n]{1,512})`"""
@@ -70,13 +75,46 @@ def _assignment_candidates(text: str) -> Iterator[Candidate]:
             continue
         seen.add(span[1])
         name_start, name_end = span
-        name = text[name_start:name_end]
-        strength = credential_strength(name)
+        strength = _strength_at(text, name_start, name_end)
         if strength is None:
             continue
-        value = _value_after(text, name_start, name_end, strength)
-        if value is not None and _judge(text[value[0] : value[1]], strength):
-            yield _found(*value)
+        found = _value_after(text, name_start, name_end, strength)
+        if found is None:
+            continue
+        (start, end), in_prose = found
+        value = text[start:end]
+        if in_prose and is_digest(value):  # "the commit that rotated the token is <sha>"
+            continue
+        if _judge(value, strength):
+            yield _found(start, end)
+
+
+def _strength_at(text: str, name_start: int, name_end: int) -> Strength | None:
+    """How a value after the name at ``text[name_start:name_end]`` is judged, if it is a name.
+
+    Not a name: a part of an ARN or URN (``arn:aws:secretsmanager:...:secret:prod/app``). The
+    word before a name in prose counts too: the ``public key is ...``, ``sort key: ...``.
+    """
+    name = text[name_start:name_end]
+    if text[name_start - 1 : name_start] == text[name_end : name_end + 1] == ":":
+        return None
+    strength = credential_strength(name)
+    previous = _previous_word(text, name_start)
+    if strength is not None and previous:
+        return credential_strength(f"{previous}_{name}")
+    return strength
+
+
+def _previous_word(text: str, position: int) -> str:
+    """The word one blank before ``position`` (past an opening quote), or ``""``."""
+    position -= 1 if position > 0 and text[position - 1] in "\"'`" else 0
+    if position < 2 or text[position - 1] not in " \t":
+        return ""
+    end = start = position - 1
+    while start > 0 and end - start < _MAX_WORD and text[start - 1].isalpha():
+        start -= 1
+    boundary = start == 0 or not (text[start - 1].isalnum() or text[start - 1] in "_.-")
+    return text[start:end] if end - start >= 2 and boundary else ""
 
 
 def _name_around(text: str, start: int, end: int) -> tuple[int, int] | None:
@@ -104,18 +142,33 @@ def _identifier_end(text: str, position: int) -> int:
 
 def _value_after(
     text: str, name_start: int, name_end: int, strength: Strength
-) -> tuple[int, int] | None:
-    """Where the value assigned to the name ending at ``name_end`` is, if it is assigned one."""
+) -> tuple[tuple[int, int], bool] | None:
+    """Where the value assigned to the name ending at ``name_end`` is, if it is assigned one,
+    and whether it is assigned in prose (``the token is X``)."""
+    if text.startswith("${", name_start - 2):
+        span = _shell_default(text, name_end)
+        return None if span is None else (span, False)
     separators = [_OPERATOR, _PROSE]
     if name_start > 0 and text[name_start - 1] in "\"'":
         separators.append(_QUOTED_NAME_COMMA)  # define('DB_PASSWORD', 'value')
-    if text.startswith("-", name_start) or strength is Strength.PASSWORD:
+    name = text[name_start:name_end]
+    if name.startswith("-") or (strength is Strength.PASSWORD and name in _SPACED_NAMES):
         separators.append(_SPACE)  # --token value, .netrc's "password value"
     match = next((m for s in separators if (m := s.match(text, name_end)) is not None), None)
     if match is None:
         return None
-    position = match.end()
-    return _value_span(text, position)
+    span = _value_span(text, match.end())
+    return None if span is None else (span, match.re is _PROSE)
+
+
+def _shell_default(text: str, name_end: int) -> tuple[int, int] | None:
+    """The default in ``${NAME:-default}`` / ``${NAME:=default}``: a value, hard-coded.
+
+    ``${NAME:?message}`` and ``${NAME:+alternate}`` hold no value of the name, and the ``:`` of
+    ``:-`` is no assignment.
+    """
+    match = _SHELL_DEFAULT.match(text, name_end)
+    return None if match is None else match.span("value")
 
 
 def _value_span(text: str, position: int) -> tuple[int, int] | None:

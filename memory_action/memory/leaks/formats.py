@@ -230,7 +230,8 @@ TOKEN_FORMATS: tuple[TokenFormat, ...] = (
         "SG.",
         _B + r"SG\.[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{43}" + _ED,
     ),
-    _f("Mailgun API key", "key-", _B + r"key-[a-f0-9]{32}" + _E),
+    # Mailgun's private keys: key- and 32 characters of lower-case letters and digits.
+    _f("Mailgun API key", "key-", _B + r"key-(?=[a-z]*[0-9])[a-z0-9]{32}" + _E),
     _f("Mailgun API key", "-", _B + r"[a-f0-9]{32}-[a-f0-9]{8}-[a-f0-9]{8}" + _E),
     _f("Mailchimp API key", "-us", _B + r"[a-f0-9]{32}-us\d{1,2}" + _E),
     _f("Mandrill key", "md-", _B + r"md-[A-Za-z0-9_-]{22}" + _ED),
@@ -271,7 +272,9 @@ TOKEN_FORMATS: tuple[TokenFormat, ...] = (
     _f("Shopify token", "shp", _B + r"shp(?:at|ca|pa|ss)_[a-fA-F0-9]{32}" + _E),
     _f("Linear API key", "lin_", _B + r"lin_(?:api_[A-Za-z0-9]{40}|oauth_[a-f0-9]{64})" + _E),
     _f("Notion token", "secret_", _B + r"secret_[A-Za-z0-9]{43}" + _E),
-    _f("Notion token", "ntn_", _B + r"ntn_\d{11}[A-Za-z0-9]{35}" + _E),
+    # Notion's integration secrets: ntn_ and about 43 to 46 letters and digits (the length is
+    # not documented, so a range; placeholders of x's are turned away by ``_plausible``).
+    _f("Notion token", "ntn_", _B + r"ntn_(?=[A-Za-z]*[0-9])[A-Za-z0-9]{40,50}" + _E),
     _f("Airtable token", "pat", _B + r"pat[A-Za-z0-9]{14}\.[a-f0-9]{64}" + _E),
     _f("Atlassian token", "AT", _B + r"AT(?:ATT|CTT|BB)[A-Za-z0-9_=.-]{24,300}" + _ED),
     _f("Figma token", "figd_", _B + r"figd_[A-Za-z0-9_-]{40,45}" + _ED),
@@ -280,6 +283,11 @@ TOKEN_FORMATS: tuple[TokenFormat, ...] = (
     _f("HubSpot token", "pat-", _B + r"pat-(?:na|eu|ap)\d-" + _UUID + _E),
     _f("Asana token", "/", _B + r"[12]/\d{10,20}(?:/\d{10,20})?:[a-f0-9]{32}" + _E),
     _f("Intercom token", "dG9rO", _B + r"dG9rO[A-Za-z0-9+/=_-]{40,200}"),
+    _f(
+        "Plaid access token",
+        "access-",
+        _B + r"access-(?:sandbox|development|production)-" + _UUID + _E,
+    ),
     _f("Salesforce token", "!", _B + r"00D[A-Za-z0-9]{12,15}![A-Za-z0-9._-]{40,200}"),
     _f("Adafruit IO key", "aio_", _B + r"aio_[A-Za-z0-9]{28}" + _E),
     _f("Dropbox token", "sl.", _B + r"sl\.[A-Za-z0-9_.-]{100,1400}"),

@@ -1,10 +1,11 @@
 """Layer (c): the values this run masked, in every encoding they can leak in.
 
-Plain, URL-encoded (either hex case, ``%20`` or ``+``), hex (either case, also ``\\x``-escaped),
-and base64 (standard and URL-safe, at any of the three byte alignments, so the value is found
-inside a larger encoded string like ``base64("x-access-token:" + token)``). Each form is also
-looked for in the text with its line breaks taken out, so a value wrapped or split over two lines
-(``abc\\n  def``, a base64 block folded at 76 columns) is found too.
+Plain, URL-encoded (either hex case, ``%20`` or ``+``, or every byte encoded), hex (either case,
+also ``\\x``-escaped), and base64 (standard and URL-safe, at any of the three byte alignments, so
+the value is found inside a larger encoded string like ``base64("x-access-token:" + token)``).
+Each form is also looked for in the text with its line breaks taken out, so a value wrapped or
+split over two lines (``abc\\n  def``, a base64 block folded at 76 columns, ``"abc" +\\n "def"``,
+a ``\\x`` escape cut after its backslash, a ``\\n`` escape inside a string) is found too.
 """
 
 from __future__ import annotations
@@ -24,8 +25,17 @@ _MIN_SPLIT_LENGTH = 8  # a shorter value split over two lines would match by cha
 _BASE64_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/=-_")
 _TO_URLSAFE = str.maketrans("+/", "-_")
 _PERCENT_HEX = re.compile(r"%[0-9A-F]{2}")
-# A line break and what wraps it: trailing blanks, a shell continuation, the next indent, quotes.
-_LINE_BREAK = re.compile(r"[ \t]*\\?\r?\n[ \t]*(?:>[ \t]*)*")
+# A line break and what wraps it: trailing blanks, a shell continuation, the next indent, Markdown
+# quotes, or a string literal closed and continued on the next line ("abc" +\n "def").
+_WRAP = r"\r?\n[ \t]*(?:>[ \t]*)*"
+_LINE_BREAK = re.compile(
+    r"""["'][ \t]*(?:[+.&][ \t]*)?\\?""" + _WRAP + r"""["']|[ \t]*\\?""" + _WRAP
+)
+# The same without taking a backslash before the break as a continuation: the break may fall
+# right after the backslash of a \x escape.
+_LINE_BREAK_AFTER_ESCAPE = re.compile(r"[ \t]*" + _WRAP)
+# A line break written as an escape inside a string literal (JSON, YAML, a shell $'...').
+_ESCAPED_LINE_BREAK = re.compile(r"(?:\\r)?\\n")
 
 
 def masked_forms(value: str) -> tuple[list[str], list[str]]:
@@ -35,10 +45,11 @@ def masked_forms(value: str) -> tuple[list[str], list[str]]:
     for each of the three byte alignments, in the standard and the URL-safe alphabets.
     """
     plain = [value]
-    for encoded in (quote(value, safe=""), quote_plus(value, safe="")):
+    raw = value.encode("utf-8")
+    every_byte = "".join(f"%{byte:02X}" for byte in raw)  # RFC 3986 allows any octet encoded
+    for encoded in (quote(value, safe=""), quote_plus(value, safe=""), every_byte):
         lower_hex = _PERCENT_HEX.sub(lambda m: m.group(0).lower(), encoded)
         plain.extend(form for form in (encoded, lower_hex) if form not in plain)
-    raw = value.encode("utf-8")
     hex_lower = raw.hex()
     for form in (hex_lower, hex_lower.upper(), "".join(f"\\x{byte:02x}" for byte in raw)):
         if len(form) >= _MIN_ENCODED_LENGTH and form not in plain:
@@ -57,13 +68,27 @@ def masked_candidates(text: str, masked: Iterable[str]) -> Iterator[Candidate]:
     values = usable_masked(masked)
     if not values:
         return
-    unwrapped = _Unwrapped(text) if "\n" in text else None
+    unwrapped = _unwrapped_forms(text)
     for value in values:
         plain, cores = masked_forms(value)
         yield from _found_in(text, plain, cores)
-        if unwrapped is not None and len(value) >= _MIN_SPLIT_LENGTH:
-            for candidate in _found_in(unwrapped.text, plain, cores):
-                yield unwrapped.original(candidate)
+        if len(value) < _MIN_SPLIT_LENGTH:
+            continue
+        for joined in unwrapped:
+            for candidate in _found_in(joined.text, plain, cores):
+                yield joined.original(candidate)
+
+
+def _unwrapped_forms(text: str) -> list[_Unwrapped]:
+    """``text`` with its line breaks taken out, each way a break can wrap a value."""
+    forms = []
+    if "\n" in text:
+        forms.append(_Unwrapped(text, _LINE_BREAK))
+        if "\\\n" in text or "\\\r\n" in text:
+            forms.append(_Unwrapped(text, _LINE_BREAK_AFTER_ESCAPE))
+    if "\\n" in text:
+        forms.append(_Unwrapped(text, _ESCAPED_LINE_BREAK))
+    return forms
 
 
 def usable_masked(masked: Iterable[str]) -> list[str]:
@@ -115,12 +140,12 @@ def _occurrences(text: str, needle: str) -> Iterator[tuple[int, int]]:
 class _Unwrapped:
     """``text`` with its line breaks (and the blanks around them) taken out, mapped back."""
 
-    def __init__(self, text: str) -> None:
+    def __init__(self, text: str, line_break: re.Pattern[str]) -> None:
         pieces: list[str] = []
         self._joined_starts: list[int] = []  # where each kept piece starts in ``self.text``
         self._original_starts: list[int] = []  # ... and in the original text
         position = joined = 0
-        for match in _LINE_BREAK.finditer(text):
+        for match in line_break.finditer(text):
             pieces.append(text[position : match.start()])
             self._joined_starts.append(joined)
             self._original_starts.append(position)

@@ -47,6 +47,14 @@ _LOWER_WORD = re.compile(r"[a-z]+|[A-Z][a-z]+|[A-Z]+")
 # Apple's app-specific passwords: four groups of four lower-case letters (abcd-efgh-ijkl-mnop).
 _APPLE_APP_PASSWORD = re.compile(r"[a-z]{4}(?:-[a-z]{4}){3}")
 _NAME_OF_WORDS = re.compile(r"_*[A-Za-z]+(?:[-_.]+[A-Za-z]+)+_*|(?:[A-Z][a-z]+){2,}")
+# A git SHA (7 to 40) or a SHA-256 digest, as commits and digests are named in prose.
+_GIT_OR_DIGEST = re.compile(r"[0-9a-f]{7,40}|[0-9a-f]{64}")
+# Command-line flags: --no-interaction, --cov=src, -n; a flag's value is judged on its own.
+_FLAG = re.compile(r"--[A-Za-z][\w.-]*(?:=\S*)?|-[A-Za-z][A-Za-z-]*")
+# A digest that names its algorithm: sha512-<base64> (Subresource Integrity), sha256:<hex>.
+_NAMED_DIGEST = re.compile(r"(?i)sha(?:1|224|256|384|512)[-:][A-Za-z0-9+/=_-]{20,200}")
+# A path segment made of words: a name, a kebab/snake name, a file name with extensions.
+_PATH_PART = re.compile(r"[A-Za-z][A-Za-z]*[0-9]{0,2}(?:[-_.]+[A-Za-z0-9][A-Za-z]*[0-9]{0,2})*")
 
 
 def shannon_entropy(value: str) -> float:
@@ -66,6 +74,11 @@ def is_placeholder(value: str) -> bool:
     )
 
 
+def is_digest(value: str) -> bool:
+    """A commit SHA or a hex digest (7 to 64 lower-case hex characters, with a digit)."""
+    return _GIT_OR_DIGEST.fullmatch(value) is not None and any(c.isdigit() for c in value)
+
+
 def looks_like_password(value: str) -> bool:
     """A value in a password position: short and simple is fine, a word or a name is not."""
     if len(value) < MIN_PASSWORD_LENGTH or _is_reference(value):
@@ -74,7 +87,12 @@ def looks_like_password(value: str) -> bool:
         return True
     if _LOWER_WORD.fullmatch(value) is not None:  # "letmein", "Password", "STAGING"
         return False
-    return _NAME_OF_WORDS.fullmatch(value) is None and not _is_dotted_name(value)
+    return not (
+        _NAME_OF_WORDS.fullmatch(value) is not None
+        or _is_dotted_name(value)
+        or (value.isalpha() and _is_camel_case(value))  # passwordPolicy, OAuthCallbackHandler
+        or _is_path(value)  # tests/fixtures/tokens.json, .github/copilot-instructions.md
+    )
 
 
 def looks_like_token(value: str) -> bool:
@@ -90,20 +108,35 @@ def looks_like_token(value: str) -> bool:
 
 
 def _is_reference(value: str) -> bool:
-    """A placeholder, a path, a URL, or text with spaces: something other than the value."""
+    """A placeholder, a path, a URL, a flag, a hash's name for itself, or text with spaces:
+    something other than the value."""
     return (
         is_placeholder(value)
         or any(c.isspace() for c in value)
         or "://" in value
         or value.startswith(("/", "./", "../", "~/", "\\"))
         or re.match(r"[A-Za-z]:\\", value) is not None
+        or _FLAG.fullmatch(value) is not None
+        or _NAMED_DIGEST.fullmatch(value) is not None
     )
 
 
+def _is_path(value: str) -> bool:
+    """A relative path of names: ``src/auth/token.ts``, ``.agent-memory/AGENTS.md``."""
+    if "/" not in value and not value.startswith("."):
+        return False
+    parts = value.lstrip(".").split("/")
+    return all(part and _PATH_PART.fullmatch(part) is not None for part in parts)
+
+
 def _is_identifier(value: str) -> bool:
-    """A variable, a dotted attribute, a CamelCase type: code, not a literal."""
+    """A variable, a dotted attribute, a CamelCase type: code, not a literal.
+
+    Not a name of words with a random part: ``key-3ax6xnjp29jd6fds4gc373sgvjxteol0`` is a prefix
+    and a token in a lower-case alphabet.
+    """
     if _WORDS.fullmatch(value) is not None:
-        return True
+        return not any(_looks_random_part(part) for part in re.split(r"[-_.:/]+", value))
     return _is_dotted_name(value) or _is_camel_case(value)
 
 
@@ -130,7 +163,8 @@ def _is_camel_case(value: str) -> bool:
     parts = _CAMEL_PART.findall(name)
     if len(name) < _MIN_CAMEL_PART * len(parts):
         return False
-    words = (part for part in parts if len(part) >= 3 and part.isalpha() and not part.isupper())
+    # Random letters make runs without vowels; names have short ones too (Ttl, Cfg, Msg).
+    words = (part for part in parts if len(part) >= 4 and part.isalpha() and not part.isupper())
     return all(_VOWEL.search(word) for word in words)
 
 

@@ -152,6 +152,75 @@ def test_placeholders_references_and_names_are_not_credentials(text: str) -> Non
     assert find_secrets(text) == []
 
 
+@pytest.mark.parametrize(
+    "text",
+    [
+        # "pass" as a verb: a flag, a path, a dotted name or a camelCase name after it
+        "- Pass `--no-interaction` to all Artisan commands",
+        "Always pass `--signoff` to git commit",
+        "Pass `.agent-memory/AGENTS.md` as file_path",
+        "- Pass `settings.auth.tokenUrl` to the client; pass passwordPolicy to the form.",
+        'gh secret set DB_PASS --body "$DB_PASS" --repo acme/api',
+        "mysql -h db -u root -p --database=app",
+        # brand names ending in a credential word
+        "- Secrets come from 1Password Connect in CI.",
+        "kubectl get pods -n 1password --watch",
+        "brew install --cask 1password 1password-cli",
+        "op read op://Engineering/staging-db/password --no-newline",
+        # shell defaults: the `:` of `:-` is no assignment, the default is judged alone
+        '      POSTGRES_PASSWORD: "${POSTGRES_PASSWORD:-postgres}"',
+        'clickhouse-client --password "${CH_PASSWORD:-clickhouse}"',
+        'export API_TOKEN="${API_TOKEN:?set API_TOKEN in .env}"',
+        # prose about credentials followed by an identifier
+        f"- The commit that rotated the token is `{fake(40, '0123456789abcdef')}`.",
+        f"- The commit that moved the key is {fake(10, '0123456789abcdef')}.",
+        "- The integrity of `@octokit/auth-token` is `sha512-"
+        + base64.b64encode(bytes(range(64))).decode()
+        + "`.",
+        f"- The public key is {fake(44)}.",
+        "- The password is `validatePassword`'s job; the secret is `accessTokenTtl`'s.",
+        # parts of a path or an ARN, not names
+        f"- The secret ARN ends in `:secret:prod/app-{fake(6)}`.",
+        "aws ssm get-parameter --name /prod/api/password --with-decryption",
+        # references: a path, a digest that names its algorithm, a default of words
+        "- The staging password is `.secrets/staging-db.txt`, read by `make db`.",
+        "- The deploy key is SHA256:" + base64.b64encode(bytes(range(32))).decode()[:43] + ".",
+        '  SESSION_SECRET: "${SESSION_SECRET:-local-dev-session-secret-2}"',
+    ],
+)
+def test_memory_prose_commands_and_identifiers_are_not_credentials(text: str) -> None:
+    assert find_secrets(text) == []
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        f'      DB_PASSWORD: "${{DB_PASSWORD:-{fake(16)}}}"',  # a hard-coded default still counts
+        f"machine api.example.com login ci password {fake(16)}",  # .netrc keeps its spaces
+        f"helm repo add acme https://charts.example.com --password {fake(18)}",
+        f"the staging password is {fake(20)}.",
+        f"MAILGUN_API_KEY=key-{fake(32, string.ascii_lowercase + string.digits)}",
+        f"SERVICE_TOKEN=live_{fake(35, '0123456789abcdef')}",  # a prefix, then a lower-case token
+    ],
+)
+def test_values_in_credential_positions_still_count_when_they_look_random(text: str) -> None:
+    assert [f.kind for f in find_secrets(text)] in (
+        [scrub.CREDENTIAL],
+        ["Mailgun API key"],
+    )
+
+
+def test_masked_values_split_by_an_escaped_line_break_are_found() -> None:
+    secret = fake(10, tag="a") + fake(10, tag="b")
+    text = '{"note": "' + secret[:9] + "\\n" + secret[9:] + '"}'
+
+    redacted, findings = redact(text, masked=[secret])
+
+    assert [f.kind for f in findings] == [scrub.MASKED_VALUE]
+    assert secret[:9] not in redacted
+    assert secret[9:] not in redacted
+
+
 def test_base64_of_ordinary_words_is_not_a_masked_value() -> None:
     words = ["hello world", "memory agent", "pull request review", "main"]
     text = " ".join(base64.b64encode(w.encode()).decode() for w in words)

@@ -1,5 +1,6 @@
 """The scrubber against the independent corpus (``tests/fixtures/secrets/``): every planted secret
-is found, redacted and refused in memory edits; at most 1% of the benign lines are flagged."""
+is found, redacted and refused in memory edits; at most 1% of the benign lines are flagged, and
+at most 1 in 10,000 lines of memory-style text."""
 
 from __future__ import annotations
 
@@ -20,6 +21,8 @@ from tests.fakes.secrets_corpus import (
     BENIGN,
     MASKED_LEAKS,
     MASKED_VALUES,
+    MAX_FLAGGED_PER_LINE,
+    MEMORY_TEXT,
     PLANTED,
     Planted,
     is_caught,
@@ -39,6 +42,7 @@ def test_the_corpus_is_large_and_sourced() -> None:
     assert all(p.source.startswith("https://") for p in PLANTED), "each format names its docs"
     assert {leak.source for leak in MASKED_LEAKS} == set(MASKED_VALUES)
     assert len(BENIGN) >= 100
+    assert len(MEMORY_TEXT) >= 2000
     assert len(MASKED_LEAKS) >= 30
 
 
@@ -84,6 +88,12 @@ def test_at_most_one_percent_of_the_benign_lines_is_flagged() -> None:
     assert len(flagged) <= len(BENIGN) // 100, f"flagged: {flagged}"
     text = "\n".join(BENIGN)
     assert len(redact(text, MASKED_VALUES)[1]) == len(flagged), "the lines are no worse together"
+
+
+def test_memory_style_text_is_flagged_at_most_once_in_ten_thousand_lines() -> None:
+    flagged = [line for line in MEMORY_TEXT if find_secrets(line, MASKED_VALUES)]
+
+    assert len(flagged) <= len(MEMORY_TEXT) * MAX_FLAGGED_PER_LINE, f"flagged: {flagged[:20]}"
 
 
 def caught_by(layers: frozenset[Layer], corpus: list[Planted]) -> int:
