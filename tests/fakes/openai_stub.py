@@ -55,9 +55,9 @@ class RecordedRequest:
         return self.headers.get(name.lower())
 
 
-def answer_reply(text: str, *, model: str = "stub-model") -> dict[str, Any]:
-    """A final assistant message."""
-    return _completion({"role": "assistant", "content": text}, "stop", model)
+def answer_reply(text: str, *, model: str = "stub-model", finish: str = "stop") -> dict[str, Any]:
+    """A final assistant message; ``finish="length"`` is one the output cap cut off."""
+    return _completion({"role": "assistant", "content": text}, finish, model)
 
 
 def tool_call_reply(
@@ -71,6 +71,13 @@ def tool_call_reply(
     }
     message = {"role": "assistant", "content": None, "tool_calls": [call]}
     return _completion(message, "tool_calls", model)
+
+
+def report_reply(summary: str, findings: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+    """The review answered as the engine asks for it: a ``report_review`` tool call."""
+    return tool_call_reply(
+        "report_review", {"summary": summary, "findings": findings or []}, call_id="call_report"
+    )
 
 
 def _completion(message: dict[str, Any], finish: str, model: str) -> dict[str, Any]:

@@ -23,7 +23,13 @@ from memory_action.cli import main
 from memory_action.report import comment_marker
 from memory_action.store.local import LocalDirectoryStore
 from tests.fakes.github_api import REPOSITORY, FakeGitHub
-from tests.fakes.openai_stub import OpenAIStub, RecordedRequest, answer_reply, tool_call_reply
+from tests.fakes.openai_stub import (
+    OpenAIStub,
+    RecordedRequest,
+    answer_reply,
+    report_reply,
+    tool_call_reply,
+)
 from tests.fakes.runner import ActionRunner, is_save_key, pull_request_event
 
 MEMORY = ".agent-memory/AGENTS.md"
@@ -456,7 +462,7 @@ def review(
 def learns(content: str = LESSON, call_id: str = "call_1") -> list[dict[str, Any]]:
     """The stub's replies for a run that writes ``content`` to memory, then answers."""
     write = {"file_path": MEMORY, "content": content}
-    return [tool_call_reply("write_file", write, call_id=call_id), answer_reply(ANSWER)]
+    return [tool_call_reply("write_file", write, call_id=call_id), report_reply(ANSWER)]
 
 
 def system_prompt(request: RecordedRequest) -> str:
@@ -510,7 +516,7 @@ def test_a_dry_run_prints_the_review_saves_memory_and_the_next_run_sees_it(
     assert MODEL_KEY not in out + err
 
     # The next run restores that memory into the system prompt and, unchanged, saves nothing.
-    stub.add_replies(answer_reply("Still one issue: the loop never retries."))
+    stub.add_replies(report_reply("Still one issue: the loop never retries."))
 
     code, out, err = review(capsys, stub, store_dir, "--dry-run")
 
