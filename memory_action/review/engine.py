@@ -51,6 +51,7 @@ from memory_action.review.budget import (
     tool_schema,
 )
 from memory_action.review.findings import Finding
+from memory_action.review.findings_suggestions import vetted
 from memory_action.review.ledger import merge_findings
 from memory_action.review.limits import DailyQuotaError, ProviderLimits, RequestTooLargeError
 from memory_action.review.messages import (
@@ -477,7 +478,7 @@ class ReviewEngine:
             reviewed,
             left_out,
             progress.note,
-            findings=merge_findings((p.findings for p in parts), self._files),
+            findings=vetted(merge_findings((p.findings for p in parts), self._files), self._files),
             fixed=tuple(dict.fromkeys(i for p in parts for i in p.fixed)),
             dropped=tuple(d for p in parts for d in p.dropped),
         )

@@ -234,3 +234,82 @@ def test_a_model_stopped_for_repeating_keeps_the_answer_it_wrote(
     assert len(requests) == 3
     assert out.startswith(said.SUMMARY)
     assert "Review reviewed" in err
+
+
+# -- suggestions, and findings off the changed lines -----------------------------------------
+
+
+def review_saying(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, *findings: dict[str, object]
+) -> str:
+    """The local review's stdout when the model writes these findings as bare JSON."""
+    text = json.dumps(
+        {"name": "report_review", "arguments": {"summary": "S.", "findings": findings}}
+    )
+    code, out, err, _ = local(capsys, tmp_path, answer_reply(text))
+    assert code == 0, err
+    return out
+
+
+@pytest.mark.parametrize(
+    ("suggestion", "posted"),
+    [
+        ("No further action required.", False),
+        ("The line should keep its number, as the others do.", False),
+        ("line three", False),  # what the line already says
+        ("line 3", True),
+        ("", True),  # deletes the line: code too
+    ],
+)
+def test_a_suggestion_is_kept_only_when_it_is_code_for_its_lines(
+    capsys: pytest.CaptureFixture[str],
+    repo: GitRepo,
+    tmp_path: Path,
+    suggestion: str,
+    posted: bool,
+) -> None:
+    out = review_saying(capsys, tmp_path, said.finding(suggestion=suggestion))
+
+    assert "Spelled-out number" in out  # the finding stays either way
+    assert ("```suggestion" in out) is posted
+
+
+def test_findings_off_the_changed_lines_say_so_in_the_local_output(
+    capsys: pytest.CaptureFixture[str], repo: GitRepo, tmp_path: Path
+) -> None:
+    out = review_saying(
+        capsys,
+        tmp_path,
+        said.finding(line=3, title="On the changed line"),
+        said.finding(line=1, title="On a context line"),
+        said.finding(line=10, title="Outside the diff"),
+        said.finding(path="README.md", line=1, title="In a file not changed"),
+    )
+
+    lines = {line for line in out.splitlines() if line.startswith("- ")}
+    assert "- `src/app.py` line 3: **On the changed line** (low)" in lines
+    assert (
+        "- `src/app.py` line 1 (an unchanged line the diff shows as context): "
+        "**On a context line** (low)" in lines
+    )
+    assert "- `src/app.py` line 10 (not a line of the diff): **Outside the diff** (low)" in lines
+    assert "- `README.md` line 1 (not a line of the diff): **In a file not changed** (low)" in lines
+
+
+# -- the tools the model is told of -----------------------------------------------------------
+
+
+def test_tool_descriptions_name_only_tools_the_model_has(
+    capsys: pytest.CaptureFixture[str], repo: GitRepo, tmp_path: Path
+) -> None:
+    _, _, err, requests = local(capsys, tmp_path, report_reply("Fine."))
+
+    every_tool = {t.name for t in make_pr_tools(StaticPullRequest([]))}
+    every_tool |= {"edit_file", "write_file", "read_skill", "report_review"}
+    offered = {tool["function"]["name"]: tool["function"] for tool in requests[0].body["tools"]}
+    assert offered, err
+    for name, function in offered.items():
+        named = {other for other in every_tool - set(offered) if other in json.dumps(function)}
+        assert not named, f"{name}'s description names {named}, which the model is not given"
+    system = requests[0].body["messages"][0]["content"]
+    assert not {t for t in every_tool - set(offered) if t in system}
