@@ -5,7 +5,10 @@
   ``default_generation_settings.n_ctx`` (``meta.n_ctx_train`` is what the model was trained on,
   not what the server gives a request, so it is not used).
 - Ollama: ``POST /api/show`` with the model's name answers ``parameters`` (``num_ctx N`` when the
-  Modelfile sets it) and ``model_info`` (``<architecture>.context_length``).
+  Modelfile sets it) and ``model_info`` (``<architecture>.context_length``, what the model takes).
+  Ollama serves a model with less unless told (``OLLAMA_CONTEXT_LENGTH``, by default 4k to 256k
+  by the machine's memory), so a loaded model's ``context_length`` in ``GET /api/ps``, what the
+  server gave it, comes before the model's own length.
 
 The answers are untrusted: each is parsed into a pydantic model, and anything else (no server
 there, another server, an error, a value out of range) is no answer: the profile's guess stays
@@ -59,6 +62,16 @@ class _Props(_Answer):
 class _OllamaShow(_Answer):
     parameters: str = ""
     model_info: dict[str, object] = {}
+
+
+class _LoadedModel(_Answer):
+    name: str = ""
+    model: str = ""
+    context_length: int | None = None
+
+
+class _OllamaRunning(_Answer):
+    models: list[_LoadedModel] = []
 
 
 def served_window(
@@ -121,6 +134,11 @@ def _ollama_show(
     if configured is not None and _plausible(int(configured.group(1))):
         tokens = int(configured.group(1))
         return ServedWindow(tokens, f"Ollama POST /api/show parameters num_ctx {tokens:,}")
+    running = _get(http, f"{_origin(base)}/api/ps", headers, _OllamaRunning)
+    for loaded in running.models if running is not None else []:
+        if model in (loaded.name, loaded.model) and _plausible(loaded.context_length):
+            tokens = loaded.context_length or 0
+            return ServedWindow(tokens, f"Ollama GET /api/ps context_length {tokens:,}")
     architecture = shown.model_info.get("general.architecture")
     length = shown.model_info.get(f"{architecture}.context_length")
     if isinstance(architecture, str) and isinstance(length, int) and _plausible(length):

@@ -4,9 +4,10 @@
   Info API" and "GET /props"): one model in ``data`` with a ``meta`` object; the server used in
   issue 20 (Qwen2.5-Coder 1.5B, ``-c 16384``) answered ``meta.n_ctx`` too, older builds only
   ``n_ctx_train`` (what the model was trained on) and ``/props`` ``default_generation_settings``.
-- Ollama (docs/api.md, "Show Model Information", and docs/openai.md, "/v1/models"): the listing
-  has no window; ``POST /api/show`` answers ``parameters`` as Modelfile lines and ``model_info``
-  keyed by ``<general.architecture>.<key>``.
+- Ollama (docs/api.md, "Show Model Information" and "List Running Models", and docs/openai.md,
+  "/v1/models"): the listing has no window; ``POST /api/show`` answers ``parameters`` as
+  Modelfile lines and ``model_info`` keyed by ``<general.architecture>.<key>``; ``GET /api/ps``
+  lists the loaded models with the ``context_length`` the server gave each.
 
 Each is a route table for ``OpenAIStub(routes=...)``.
 """
@@ -94,3 +95,21 @@ def ollama(parameters: str) -> dict[str, Any]:
 
 OLLAMA_NUM_CTX = ollama('num_ctx 16384\nstop "<|im_start|>"\nstop "<|im_end|>"')
 OLLAMA_DEFAULTS = ollama('stop "<|im_start|>"\nstop "<|im_end|>"')
+# The model loaded by a server started with OLLAMA_CONTEXT_LENGTH=16384.
+OLLAMA_LOADED = {
+    **OLLAMA_DEFAULTS,
+    "GET /api/ps": {
+        "models": [
+            {
+                "name": OLLAMA_MODEL,
+                "model": OLLAMA_MODEL,
+                "size": 1929912432,
+                "digest": "6d3abb8d2d53",
+                "details": {"format": "gguf", "family": "qwen2", "parameter_size": "1.5B"},
+                "expires_at": "2026-12-02T01:15:34.383753787Z",
+                "size_vram": 0,
+                "context_length": 16384,
+            }
+        ]
+    },
+}

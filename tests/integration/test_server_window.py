@@ -22,6 +22,7 @@ from tests.fakes.model_servers import (
     LLAMA_CPP_OLDER,
     LLAMA_MODEL_ID,
     OLLAMA_DEFAULTS,
+    OLLAMA_LOADED,
     OLLAMA_MODEL,
     OLLAMA_NUM_CTX,
     llama_cpp_meta,
@@ -56,6 +57,11 @@ def test_ollama_says_the_num_ctx_its_modelfile_sets() -> None:
     assert found == ServedWindow(16384, "Ollama POST /api/show parameters num_ctx 16,384")
     assert show.method == "POST"
     assert show.body == {"model": OLLAMA_MODEL}
+
+
+def test_ollama_says_the_window_it_gave_the_loaded_model_before_the_model_s_own() -> None:
+    found = ask(OLLAMA_LOADED, model=OLLAMA_MODEL)
+    assert found == ServedWindow(16384, "Ollama GET /api/ps context_length 16,384")
 
 
 def test_ollama_without_num_ctx_says_the_model_s_context_length() -> None:
