@@ -4,6 +4,7 @@
   context the server runs with; builds whose ``meta`` lacks it answer ``GET /props`` with
   ``default_generation_settings.n_ctx`` (``meta.n_ctx_train`` is what the model was trained on,
   not what the server gives a request, so it is not used).
+- vLLM: the same ``GET <base>/models`` answers each model with ``max_model_len``.
 - Ollama: ``POST /api/show`` with the model's name answers ``parameters`` (``num_ctx N`` when the
   Modelfile sets it) and ``model_info`` (``<architecture>.context_length``, what the model takes).
   Ollama serves a model with less unless told (``OLLAMA_CONTEXT_LENGTH``, by default 4k to 256k
@@ -44,7 +45,8 @@ class _LlamaMeta(_Answer):
 
 class _ListedModel(_Answer):
     id: str = ""
-    meta: _LlamaMeta | None = None
+    meta: _LlamaMeta | None = None  # llama.cpp
+    max_model_len: int | None = None  # vLLM
 
 
 class _ModelList(_Answer):
@@ -106,6 +108,9 @@ def _llama_models(
         tokens = entry.meta.n_ctx if entry.meta is not None else None
         if _plausible(tokens):
             return ServedWindow(tokens or 0, f"llama.cpp GET /v1/models meta.n_ctx {tokens:,}")
+        if _plausible(entry.max_model_len):
+            tokens = entry.max_model_len
+            return ServedWindow(tokens or 0, f"vLLM GET /v1/models max_model_len {tokens:,}")
     return None
 
 

@@ -45,6 +45,27 @@ def test_llama_cpp_says_its_window_in_the_model_list() -> None:
     assert found == ServedWindow(16384, "llama.cpp GET /v1/models meta.n_ctx 16,384")
 
 
+def test_vllm_says_its_window_in_the_model_list() -> None:
+    # vLLM's docs ("OpenAI-Compatible Server"): each model of GET /v1/models has max_model_len.
+    listed = {
+        "object": "list",
+        "data": [
+            {
+                "id": "Qwen/Qwen2.5-Coder-1.5B-Instruct",
+                "object": "model",
+                "created": 1700000000,
+                "owned_by": "vllm",
+                "root": "Qwen/Qwen2.5-Coder-1.5B-Instruct",
+                "parent": None,
+                "max_model_len": 32768,
+                "permission": [],
+            },
+        ],
+    }
+    found = ask({"GET /v1/models": listed}, model="Qwen/Qwen2.5-Coder-1.5B-Instruct")
+    assert found == ServedWindow(32768, "vLLM GET /v1/models max_model_len 32,768")
+
+
 def test_an_older_llama_cpp_says_it_in_props_and_the_training_length_is_not_taken() -> None:
     found = ask(LLAMA_CPP_OLDER)
     assert found == ServedWindow(8192, "llama.cpp GET /props n_ctx 8,192")
