@@ -76,22 +76,15 @@ class _OllamaRunning(_Answer):
     models: list[_LoadedModel] = []
 
 
-def served_window(
-    model: str, base_url: str, api_key: str = "", *, client: httpx.Client | None = None
-) -> ServedWindow | None:
+def served_window(model: str, base_url: str, api_key: str = "") -> ServedWindow | None:
     """The window the server at ``base_url`` says ``model`` has; None when it does not say."""
     headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
-    own = client is None
-    http = client or httpx.Client(timeout=TIMEOUT_S, follow_redirects=False)
-    try:
+    with httpx.Client(timeout=TIMEOUT_S, follow_redirects=False) as http:
         for ask in (_llama_models, _llama_props, _ollama_show):
             found = ask(http, model, base_url.rstrip("/"), headers)
             if found is not None:
                 return found
-        return None
-    finally:
-        if own:
-            http.close()
+    return None
 
 
 def _llama_models(
