@@ -754,6 +754,12 @@ def test_the_action_builds_the_model_its_inputs_name(
     assert ANSWER in comment
     assert "+- Network calls retry with tenacity" in comment
     assert outcome.outputs["response"] == ANSWER
+    # The action asked the server for the window of a model it does not know; the stub had none.
+    assert {r.path for r in stub.other_requests} == {"/v1/models", "/props", "/api/show"}
+    assert (
+        "Model limits: openai:stub-model: 8,000 tokens in (assumed: the server did not say; set "
+        "max_input_tokens), 2,000 out; each request may take up to 600 s" in outcome.stdout
+    )
     assert is_save_key(
         outcome.outputs["saved_key"], "memory-agent/v1/memory-agent/repo/pr-7/", 1001
     )
