@@ -82,7 +82,20 @@ def _add_review(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -
     )
     review.add_argument("--memory-source", action="append", help="read-only source (repeatable)")
     review.add_argument("--max-memory-kb", help="memory size budget in KiB (default 16)")
-    review.add_argument("--timeout-minutes", help="longest the agent may run (default 10)")
+    review.add_argument(
+        "--timeout-minutes", help="longest the agent may run, and one model request (default 10)"
+    )
+    review.add_argument(
+        "--max-input-tokens",
+        help="the most one model request may hold (default: the model's known limit, else what "
+        "its --model-base-url server says, else 8000)",
+    )
+    review.add_argument(
+        "--max-model-calls", help="the most model calls the review may make (default 12)"
+    )
+    review.add_argument(
+        "--exclude", action="append", metavar="GLOB", help="changed files to skip (repeatable)"
+    )
     _add_store_options(review)
 
 

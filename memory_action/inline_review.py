@@ -255,7 +255,7 @@ def _publish(
     github = review_access(plan)
     pr = plan.context.pull_request
     if github is None or pr is None:
-        return Published(_written_out(result, prepared, new, ""), None)
+        return Published(_written_out(result, prepared, new, "", files), None)
     placed = [(f, anchor(f, files)) for f in new]
     inline = [(f, c) for f, c in placed if c is not None]
     loose = [f for f, c in placed if c is None]
@@ -272,10 +272,11 @@ def _publish(
             "This run's token may not post a pull request review (fork pull requests get a "
             "read-only token); the findings are in the job summary."
         )
-        return Published(_written_out(result, prepared, new, "the token may not post"), None)
+        written = _written_out(result, prepared, new, "the token may not post", files)
+        return Published(written, None)
     except GitHubError as exc:
         plan.log.warning(f"The review with inline comments was not posted: {exc}")
-        return Published(_written_out(result, prepared, new, "posting it failed"), None)
+        return Published(_written_out(result, prepared, new, "posting it failed", files), None)
     ids = list(posted.comment_ids) + [None] * (len(inline) - len(posted.comment_ids))
     done = [(f, i) for (f, _), i in zip(inline, ids, strict=True)] + [(f, None) for f in loose]
     ledger = recorded(ledger, done, files, head)
@@ -336,12 +337,19 @@ def _summary_markdown(
     return _joined(result.answer, "\n\n".join(lines))
 
 
-def _written_out(result: ReviewResult, prepared: Prepared, new: Sequence[Finding], why: str) -> str:
-    """The review with its findings written out (no review was posted)."""
+def _written_out(
+    result: ReviewResult,
+    prepared: Prepared,
+    new: Sequence[Finding],
+    why: str,
+    files: Sequence[ChangedFile],
+) -> str:
+    """The review with its findings written out (no review was posted), each off the changed
+    lines saying so."""
     head = f"**Findings** (not posted as a review: {why}):" if why else "**Findings:**"
     lines = _scope_sentence(prepared)
     if new:
-        lines += [head, findings_markdown(new)]
+        lines += [head, findings_markdown(new, files)]
     lines += _dropped(result)
     return _joined(result.answer, "\n\n".join(lines))
 

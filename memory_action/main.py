@@ -22,6 +22,7 @@ if TYPE_CHECKING:
 
     from memory_action.github.client import GitHubClient
     from memory_action.pipeline import Services
+    from memory_action.review.profile import ServedWindow
 
 
 def main(
@@ -54,7 +55,7 @@ def _run_action(
     build_model: Callable[[], BaseChatModel] | None,
     sleep: Callable[[float], None],
 ) -> int:
-    settings = parse_settings(env)
+    settings = parse_settings(env, ask_server=ask_server)
     mask_secrets(settings, workflow)
     context = load_context(env, read_event(env.get("GITHUB_EVENT_PATH")))
     check_credentials(settings, env)  # after load_context: an unhandled event needs none
@@ -122,7 +123,18 @@ def model_factory(settings: Settings, env: Mapping[str, str]) -> Callable[[], Ba
         # The review engine waits out short 429s itself and must stop at once on a daily quota,
         # which the SDK's own retries would spend the run on.
         return build_chat_model(
-            settings, settings.github_token, timeout_s=120.0, max_retries=0, env=env
+            settings,
+            settings.github_token,
+            timeout_s=settings.request_timeout_s,
+            max_retries=0,
+            env=env,
         )
 
     return build
+
+
+def ask_server(model: str, base_url: str, api_key: str) -> ServedWindow | None:
+    """The window an OpenAI-compatible server says its model has (``review.server_window``)."""
+    from memory_action.review.server_window import served_window  # noqa: PLC0415 - httpx
+
+    return served_window(model, base_url, api_key)

@@ -270,6 +270,10 @@ def run_agent(
         else None
     )
     with the_plan.log.group(f"Run the agent ({the_plan.mode.value}, model {settings.model})"):
+        the_plan.log.info(
+            f"Model limits: {settings.profile.describe()}; each request may take up to "
+            f"{settings.request_timeout_s:,.0f} s (timeout_minutes={settings.timeout_minutes})."
+        )
         skills = skills_for(
             the_plan.context.workspace, settings.skills_path, found, the_plan.log.warning
         )

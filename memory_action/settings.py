@@ -15,7 +15,12 @@ from typing import TypeVar
 
 from memory_action.errors import InputError
 from memory_action.numbers import ascii_int
-from memory_action.review.profile import ModelProfile, memory_kb_that_fits, profile_for
+from memory_action.review.profile import (
+    ModelProfile,
+    ServedWindow,
+    memory_kb_that_fits,
+    profile_for,
+)
 
 
 class Secret:
@@ -96,6 +101,10 @@ DEFAULT_MAX_MEMORY_KB = 16  # max_memory_kb: auto, where the model's input limit
 DEFAULT_MEMORY_PATH = PurePosixPath(".agent-memory")
 
 
+# Fields of ``Settings`` that no input sets: what the run learned before it started.
+LEARNED_FIELDS = frozenset({"served_window"})
+
+
 @dataclass(frozen=True)
 class Settings:
     enable_memory: bool = True
@@ -116,6 +125,7 @@ class Settings:
     timeout_minutes: int = 10
     post_comment: bool = True
     max_input_tokens: int | None = None  # None: the model profile's input limit
+    served_window: ServedWindow | None = None  # what the model's server said of its window
     max_model_calls: int = 12
     exclude: tuple[str, ...] = ()  # globs of changed files the review skips
     skills_path: PurePosixPath | None = None  # a folder of SKILL.md files; None: no skills
@@ -134,8 +144,17 @@ class Settings:
     def profile(self) -> ModelProfile:
         """What the model takes per request (its input limit, output cap, rate limits)."""
         return profile_for(
-            self.model.provider, self.model.name, max_input_tokens=self.max_input_tokens
+            self.model.provider,
+            self.model.name,
+            max_input_tokens=self.max_input_tokens,
+            served=self.served_window,
         )
+
+    @property
+    def request_timeout_s(self) -> float:
+        """How long one model request may take: as long as the run's time budget (a local
+        model on a small machine can take minutes to answer)."""
+        return self.timeout_minutes * 60.0
 
 
 # A path component of every key and of the memory branch's tree: never ".", ".." or ".git"
@@ -294,8 +313,17 @@ def _no_room(profile: ModelProfile, value: str) -> InputError:
     )
 
 
-def parse_settings(env: Mapping[str, str]) -> Settings:
-    """Parse every input (``INPUT_<NAME>``); a missing or empty input takes its default."""
+# Asks the model's server for its window: (model name, base URL, API key) → what it said.
+WindowQuestion = Callable[[str, str, str], ServedWindow | None]
+
+
+def parse_settings(env: Mapping[str, str], ask_server: WindowQuestion | None = None) -> Settings:
+    """Parse every input (``INPUT_<NAME>``); a missing or empty input takes its default.
+
+    With ``ask_server``, the server at ``model_base_url`` is asked for its model's window when
+    neither ``max_input_tokens`` nor the table of known models gives one; no other input makes
+    a network call.
+    """
     defaults = Settings()
 
     def get(name: str) -> str | None:
@@ -311,7 +339,12 @@ def parse_settings(env: Mapping[str, str]) -> Settings:
     max_input = pick(
         "max_input_tokens", lambda r: parse_int("max_input_tokens", r, MAX_INPUT_TOKENS), None
     )
+    api_key = Secret((get("model_api_key") or "").strip())
     profile = profile_for(model.provider, model.name, max_input_tokens=max_input)
+    served = None
+    if ask_server is not None and profile.source == "guess" and base_url:
+        served = ask_server(model.name, base_url, provider_key(model.provider, api_key, env))
+        profile = profile_for(model.provider, model.name, served=served)
     return Settings(
         enable_memory=pick("enable_memory", lambda r: parse_bool("enable_memory", r), True),
         memory_scope=pick(
@@ -323,7 +356,7 @@ def parse_settings(env: Mapping[str, str]) -> Settings:
         github_token=Secret((get("github_token") or "").strip()),
         model=model,
         model_base_url=base_url,
-        model_api_key=Secret((get("model_api_key") or "").strip()),
+        model_api_key=api_key,
         prompt=(get("prompt") or "").strip(),
         mode=pick("mode", lambda r: parse_enum("mode", r, Mode), Mode.AUTO),
         max_memory_kb=memory_budget(get("max_memory_kb"), profile),
@@ -332,6 +365,7 @@ def parse_settings(env: Mapping[str, str]) -> Settings:
         ),
         post_comment=pick("post_comment", lambda r: parse_bool("post_comment", r), True),
         max_input_tokens=max_input,
+        served_window=served,
         max_model_calls=pick(
             "max_model_calls", lambda r: parse_int("max_model_calls", r, MAX_MODEL_CALLS), 12
         ),
@@ -351,10 +385,14 @@ def parse_settings(env: Mapping[str, str]) -> Settings:
 def provider_api_key(settings: Settings, env: Mapping[str, str]) -> str:
     """The model's API key: the ``model_api_key`` input, else the provider's own variable
     (``API_KEY_VARIABLES``); "" when neither is set or the provider takes none (github)."""
-    variable = API_KEY_VARIABLES.get(settings.model.provider)
+    return provider_key(settings.model.provider, settings.model_api_key, env)
+
+
+def provider_key(provider: str, model_api_key: Secret, env: Mapping[str, str]) -> str:
+    variable = API_KEY_VARIABLES.get(provider)
     if variable is None:
         return ""
-    return settings.model_api_key.reveal() or env.get(variable, "").strip()
+    return model_api_key.reveal() or env.get(variable, "").strip()
 
 
 def check_credentials(settings: Settings, env: Mapping[str, str]) -> None:

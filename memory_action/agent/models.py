@@ -1,9 +1,13 @@
 """``Settings.model`` → a LangChain chat model, and LangSmith tracing kept off.
 
 One function per provider; each passes an explicit key, ``timeout`` and a small ``max_retries`` so
-a bad endpoint fails in seconds, not after the SDK's 600 s default. Nothing here counts tokens:
-``ChatOpenAI.get_num_tokens*`` would load tiktoken, which downloads its encoding on first use.
-LangChain is imported inside ``build_chat_model`` so ``disable_tracing`` stays cheap to call first.
+a bad endpoint fails when the caller says, not after the SDK's 600 s default, and the profile's
+output cap, so an answer stops there (a local model left uncapped writes on for thousands of
+tokens). OpenAI-compatible servers get the cap as ``max_tokens``, which llama.cpp, Ollama and
+vLLM read; OpenAI itself and GitHub Models get ``max_completion_tokens``, as LangChain sends it.
+Nothing here counts tokens: ``ChatOpenAI.get_num_tokens*`` would load tiktoken, which downloads
+its encoding on first use. LangChain is imported inside ``build_chat_model`` so
+``disable_tracing`` stays cheap to call first.
 """
 
 from __future__ import annotations
@@ -44,12 +48,17 @@ def build_chat_model(
     env = os.environ if env is None else env
     spec = settings.model
     common: dict[str, Any] = {"timeout": timeout_s, "max_retries": max_retries}
+    cap = settings.profile.output_tokens
     if spec.provider == "github":
-        kwargs = _github_kwargs(settings, github_token)
+        kwargs = {**_github_kwargs(settings, github_token), "max_tokens": cap}
     elif spec.provider == "openai":
         kwargs = _openai_kwargs(settings, env)
+        if settings.model_base_url:
+            kwargs["extra_body"] = {"max_tokens": cap}
+        else:
+            kwargs["max_tokens"] = cap
     elif spec.provider == "anthropic":
-        kwargs = _anthropic_kwargs(settings, env)
+        kwargs = {**_anthropic_kwargs(settings, env), "max_tokens": cap}
     else:
         raise AgentError(
             f"Unknown model provider in model={spec}: use github, openai or anthropic."

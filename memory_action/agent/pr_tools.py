@@ -26,9 +26,11 @@ def make_pr_tools(
 ) -> list[BaseTool]:
     """``list_changed_files``, ``get_file_patch`` and ``read_file`` over one pull request.
 
-    The review engine puts the file list in its first request, so it leaves out the listing.
+    The review engine puts the file list in its first request, so it leaves out the listing;
+    then no description or answer names it (a model calls what it is told of).
     """
-    pr = PullRequestTools(reader, max_chars=max_chars)
+    listed_by = "list_changed_files" if include_listing else "the request's list of changed files"
+    pr = PullRequestTools(reader, max_chars=max_chars, listed_by=listed_by)
 
     def list_changed_files() -> str:
         return pr.safe(pr.list_changed_files)
@@ -48,8 +50,8 @@ def make_pr_tools(
         *([listing] if include_listing else []),
         StructuredTool.from_function(
             get_file_patch,
-            description="The unified diff of one changed file, by its path as listed by "
-            "list_changed_files.",
+            description=f"The unified diff of one changed file, by its path as listed in "
+            f"{listed_by}.",
         ),
         StructuredTool.from_function(
             read_file,
@@ -62,9 +64,16 @@ def make_pr_tools(
 class PullRequestTools:
     """The tools' logic; the changed files are fetched once per run and reused."""
 
-    def __init__(self, reader: PullRequestReader, *, max_chars: int = DEFAULT_MAX_CHARS) -> None:
+    def __init__(
+        self,
+        reader: PullRequestReader,
+        *,
+        max_chars: int = DEFAULT_MAX_CHARS,
+        listed_by: str = "list_changed_files",
+    ) -> None:
         self._reader = reader
         self._max_chars = max_chars
+        self._listed_by = listed_by  # where the model finds the changed files' paths
         self._files: list[ChangedFile] | None = None
 
     @staticmethod
@@ -96,7 +105,7 @@ class PullRequestTools:
         wanted = _normalize(path)
         found = next((f for f in self.changed_files() if f.path == wanted), None)
         if found is None:
-            return f"Error: {wanted!r} is not a changed file; see list_changed_files."
+            return f"Error: {wanted!r} is not a changed file; see {self._listed_by}."
         head = f"{found.status} {found.path} (+{found.additions} -{found.deletions})"
         if found.patch is None:
             return (

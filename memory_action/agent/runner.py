@@ -50,6 +50,7 @@ from langchain_core.tools import BaseTool
 from langgraph.errors import GraphBubbleUp, GraphRecursionError
 from langgraph.types import Command
 
+from memory_action.agent.repeats import RefusedRepeats
 from memory_action.errors import AgentError, MemoryActionError
 
 DRAIN_GRACE_S = 10.0  # how long a timed-out run may finish a tool call already started
@@ -60,6 +61,9 @@ CALL_LIMIT = "call_limit"
 TIMEOUT = "timeout"
 MODEL_ERROR = "model_error"
 EMPTY_ANSWER = "empty_answer"
+REPEATED = "repeated_refusal"
+# What providers put in an answer's metadata when it stopped at the output cap.
+CUT_OFF = {"finish_reason": "length", "stop_reason": "max_tokens"}
 
 _SDK_PREFIX = re.compile(r"^Error code: \d+ - ")  # the SDKs repeat the status we already give
 
@@ -78,9 +82,12 @@ class AgentOutcome:
     model_calls: int
     tool_calls: int
     finished: bool  # True only when the model gave a final answer within the limits
-    stop_reason: str  # answer | call_limit | timeout | model_error | empty_answer
+    stop_reason: (
+        str  # answer | call_limit | timeout | model_error | empty_answer | repeated_refusal
+    )
     # The arguments of the answer tool (``response_format``), when the model answered through it.
     structured: dict[str, Any] | None = None
+    cut_off: bool = False  # the last answer stopped at the output cap (max_tokens)
 
 
 class AgentRunError(AgentError):
@@ -250,6 +257,7 @@ def run_agent(
     tool; its arguments are the outcome's ``structured`` (a plain text answer is still taken).
     """
     guard = RunGuard(timeout_s)
+    repeats = RefusedRepeats()
     agent = create_agent(
         model,
         list(tools),
@@ -257,6 +265,7 @@ def run_agent(
         response_format=response_format,
         middleware=[
             guard,
+            repeats,
             ToolErrorMiddleware(_tool_error),
             *middleware,
             ModelCallLimitMiddleware(run_limit=max_model_calls, exit_behavior="end"),
@@ -276,6 +285,12 @@ def run_agent(
     structured = _structured(result.value)
     if structured is not None:
         return AgentOutcome("", guard.model_calls, guard.tool_calls, True, ANSWER, structured)
+    if repeats.stopped:
+        text = f"The model repeated a refused {repeats.stopped} call after being told; stopped."
+        last = guard.last_model_message
+        said = str(last.text).strip() if last is not None else ""
+        outcome = AgentOutcome(said, guard.model_calls, guard.tool_calls, False, REPEATED)
+        raise AgentRunError(text, outcome)
     return _outcome(guard, max_model_calls)
 
 
@@ -327,7 +342,14 @@ def _outcome(guard: RunGuard, max_model_calls: int) -> AgentOutcome:
         raise _failure(
             guard, EMPTY_ANSWER, "The model ended without an answer: its last message had no text."
         )
-    return AgentOutcome(answer, guard.model_calls, guard.tool_calls, True, ANSWER)
+    cut = last is not None and _cut_off(last)
+    return AgentOutcome(answer, guard.model_calls, guard.tool_calls, True, ANSWER, cut_off=cut)
+
+
+def _cut_off(message: AIMessage) -> bool:
+    """The answer stopped at the output cap, not where the model ended it."""
+    meta = message.response_metadata or {}
+    return any(meta.get(key) == value for key, value in CUT_OFF.items())
 
 
 def _raise_mapped(

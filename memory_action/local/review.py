@@ -16,7 +16,7 @@ import os
 import shutil
 import sys
 import tempfile
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path, PurePosixPath
 
 from memory_action import pipeline
@@ -26,7 +26,7 @@ from memory_action.gha import Workflow
 from memory_action.local.context import checkout_context, local_run_id, write_note
 from memory_action.local.diff import open_change
 from memory_action.local.memory_cli import open_store
-from memory_action.main import mask_secrets, model_factory
+from memory_action.main import ask_server, mask_secrets, model_factory
 from memory_action.publish import figures_of
 from memory_action.pull_request import PullRequestReader
 from memory_action.settings import (
@@ -42,7 +42,11 @@ TOKEN_VARIABLES = ("GITHUB_TOKEN", "GH_TOKEN")
 API_KEY_VARIABLE = "MEMORY_AGENT_MODEL_API_KEY"
 
 
-def settings_from_flags(args: argparse.Namespace, env: Mapping[str, str]) -> Settings:
+def settings_from_flags(
+    args: argparse.Namespace, env: Mapping[str, str], warn: Callable[[str], None] | None = None
+) -> Settings:
+    """The run's settings from the flags; ``INPUT_*`` variables are the action's, never read
+    here (each is named to ``warn``, with its flag), so a flag is the one way to set a value."""
     flags = {
         "model": args.model,
         "model_base_url": args.model_base_url,
@@ -51,16 +55,38 @@ def settings_from_flags(args: argparse.Namespace, env: Mapping[str, str]) -> Set
         "prompt": args.prompt,
         "max_memory_kb": args.max_memory_kb,
         "timeout_minutes": args.timeout_minutes,
+        "max_input_tokens": args.max_input_tokens,
+        "max_model_calls": args.max_model_calls,
+        "exclude": "\n".join(args.exclude) if args.exclude else None,
         "memory_sources": "\n".join(args.memory_source) if args.memory_source else None,
         "model_api_key": env.get(API_KEY_VARIABLE),
     }
     inputs = {f"INPUT_{name.upper()}": value for name, value in flags.items() if value}
-    settings = parse_settings(inputs)
+    if warn is not None and (ignored := _ignored_inputs(env, flags)):
+        warn(ignored)
+    settings = parse_settings(inputs, ask_server=ask_server)
     token = next((env[name] for name in TOKEN_VARIABLES if env.get(name)), "")
     return dataclasses.replace(
         settings,
         github_token=Secret(token.strip()),
         post_comment=not (args.dry_run or args.local),
+    )
+
+
+def _ignored_inputs(env: Mapping[str, str], flags: Mapping[str, object]) -> str:
+    """One line naming the ``INPUT_*`` variables set in ``env``, and the flags to use instead."""
+    names = sorted(n for n in env if n.startswith("INPUT_") and env[n].strip())
+    if not names:
+        return ""
+    instead = [
+        API_KEY_VARIABLE if n == "INPUT_MODEL_API_KEY" else f"--{n[6:].lower().replace('_', '-')}"
+        for n in names
+        if n[6:].lower() in flags
+    ]
+    hint = f": use {', '.join(instead)} instead" if instead else ""
+    return (
+        f"Ignored {', '.join(names)}: INPUT_* variables are the action's inputs, read by "
+        f"'memory-agent run'; 'memory-agent review' takes flags{hint}."
     )
 
 
@@ -101,7 +127,7 @@ def _review_pull_request(
 ) -> int:
     from memory_action.github.client import GitHubClient  # noqa: PLC0415 - PyGithub only when needed
 
-    settings = settings_from_flags(args, env)
+    settings = settings_from_flags(args, env, workflow.warning)
     if not settings.github_token:
         raise InputError(
             "No GitHub token: set GITHUB_TOKEN (or GH_TOKEN) to a token that can read the "
@@ -121,7 +147,7 @@ def _review_pull_request(
 
 def _review_checkout(args: argparse.Namespace, env: Mapping[str, str], workflow: Workflow) -> int:
     change = open_change(Path.cwd(), args.base, env)
-    settings = settings_from_flags(args, env)
+    settings = settings_from_flags(args, env, workflow.warning)
     check_model_credentials(settings, env)
     mask_secrets(settings, workflow)
     files = change.changed_files()

@@ -12,6 +12,11 @@ Whatever is not reviewed is listed with its reason, never dropped silently.
 Provider limits: a request the provider refuses as too large makes the engine shrink its batches
 once (the estimator learns the request was bigger than it thought) and retry; a second refusal
 leaves that batch's files unreviewed. The day's quota ends the review at once (``quota``).
+
+An answer that does not parse (cut off at the output cap, broken JSON, no text) is asked for
+once more; a second one leaves the batch's files unreviewed with the reason, and its text is
+never passed on. A model stopped for repeating a refused call keeps what it wrote, if that is
+an answer; else its files are unreviewed.
 """
 
 from __future__ import annotations
@@ -25,12 +30,18 @@ from langchain.agents.middleware import AgentMiddleware
 from langchain_core.language_models import BaseChatModel
 from langchain_core.tools import BaseTool
 
-from memory_action.agent.runner import AgentRunError, run_agent
+from memory_action.agent.runner import (
+    EMPTY_ANSWER,
+    REPEATED,
+    AgentOutcome,
+    AgentRunError,
+    run_agent,
+)
 from memory_action.errors import AgentError
 from memory_action.memory.middleware import MemoryMiddleware
 from memory_action.pull_request import ChangedFile, PullRequestReader
 from memory_action.review import answer as answers
-from memory_action.review.answer import BatchAnswer
+from memory_action.review.answer import BatchAnswer, UnusableAnswerError
 from memory_action.review.batches import Batch, ReviewPlan, plan_batches
 from memory_action.review.budget import (
     Cost,
@@ -40,6 +51,7 @@ from memory_action.review.budget import (
     tool_schema,
 )
 from memory_action.review.findings import Finding
+from memory_action.review.findings_suggestions import vetted
 from memory_action.review.ledger import merge_findings
 from memory_action.review.limits import DailyQuotaError, ProviderLimits, RequestTooLargeError
 from memory_action.review.messages import (
@@ -110,6 +122,7 @@ class _Progress:
     quota: bool = False
     shrunk: bool = False
     too_large: int = 0  # batches the provider refused as too large after shrinking
+    retried: set[tuple[str, ...]] = field(default_factory=set)  # batches asked a second time
 
     @property
     def not_reviewed(self) -> list[Skipped]:
@@ -176,19 +189,26 @@ class ReviewEngine:
         self._files = files
         progress = _Progress(left_out=list(skipped))
         self._review_batches(chosen, pr_header, progress)
+        if not progress.findings and progress.failed and not progress.note:
+            progress.note = (
+                "No part of the review could be used: the model's answers did not parse or it "
+                "did not answer (each file is listed with the reason)."
+            )
         if progress.too_large and not progress.findings:
             raise AgentError(
                 "The model provider refused every request as too large for its input limit "
                 f"({self.setup.profile.describe()}): lower max_memory_kb, or set "
                 "max_input_tokens to the limit your model really has."
             )
-        answer = self._answer(pr_header, progress)
+        answer = _with_notes(self._answer(pr_header, progress), progress.findings)
         return self._result(answer, chosen, progress)
 
     def maintain(self, task: str) -> ReviewResult:
         """One conversation on memory alone (scheduled maintenance), within the same limits."""
         try:
-            answer, _ = self._converse(task, max(1, self.setup.max_model_calls), tools=self.tools)
+            answer = self._converse(
+                task, max(1, self.setup.max_model_calls), tools=self.tools
+            ).answer
         except DailyQuotaError as exc:
             return ReviewResult("", QUOTA, False, self.cost, (), (), str(exc))
         return ReviewResult(answer, SKIPPED, True, self.cost, (), ())
@@ -233,6 +253,14 @@ class ReviewEngine:
                 progress.quota, progress.note = True, str(exc)
                 self._give_up(progress, [batch, *pending], "the model's daily quota is used up")
                 return
+            except UnusableAnswerError as exc:
+                if exc.retry and batch.paths not in progress.retried and self._calls_left():
+                    progress.retried.add(batch.paths)
+                    pending.insert(0, batch)
+                    index -= 1
+                else:
+                    self._give_up(progress, [batch], exc.reason)
+                continue
             except AgentRunError as exc:
                 if not progress.findings:
                     raise
@@ -257,8 +285,20 @@ class ReviewEngine:
         )
         message = self._batch_message(pr_header, view)
         calls = self._calls_for(total - index + 1, single=total == 1)
-        text, structured = self._converse(message, calls, tools=self.tools, structured=True)
-        return answers.parse(structured, text)
+        try:
+            outcome = self._converse(message, calls, tools=self.tools, structured=True)
+        except AgentRunError as exc:
+            if exc.outcome.stop_reason == EMPTY_ANSWER:
+                raise UnusableAnswerError("the model gave no answer") from exc
+            if exc.outcome.stop_reason != REPEATED:
+                raise
+            try:  # what the model wrote before it was stopped, if that is an answer
+                return answers.parse(None, exc.outcome.answer)
+            except UnusableAnswerError:
+                raise UnusableAnswerError(
+                    "the model repeated a refused tool call instead of answering", retry=False
+                ) from exc
+        return answers.parse(outcome.structured, outcome.answer, cut_off=outcome.cut_off)
 
     def _replan(
         self,
@@ -296,7 +336,7 @@ class ReviewEngine:
             extra=self._extra,
         )
         try:
-            return self._converse(message, self._calls_for(0, single=False), tools=[])[0]
+            return self._converse(message, self._calls_for(0, single=False), tools=[]).answer
         except DailyQuotaError as exc:
             progress.quota = True
             progress.note = str(exc)
@@ -356,7 +396,7 @@ class ReviewEngine:
 
     def _converse(
         self, message: str, calls: int, *, tools: Sequence[BaseTool], structured: bool = False
-    ) -> tuple[str, dict[str, Any] | None]:
+    ) -> AgentOutcome:
         """One conversation: its text answer, and the answer tool's arguments when asked for
         (``structured``) and given."""
         middleware: list[AgentMiddleware[Any, Any, Any]] = [
@@ -365,7 +405,7 @@ class ReviewEngine:
             self._budget,
             self._limits,
         ]
-        outcome = run_agent(
+        return run_agent(
             self.model,
             tools=tools,
             middleware=middleware,
@@ -376,7 +416,6 @@ class ReviewEngine:
             provider=self.setup.provider,
             response_format=self._format if structured else None,
         )
-        return outcome.answer, outcome.structured
 
     def _system_text(self) -> str:
         """The system message as the memory middleware will send it, for planning."""
@@ -439,7 +478,7 @@ class ReviewEngine:
             reviewed,
             left_out,
             progress.note,
-            findings=merge_findings((p.findings for p in parts), self._files),
+            findings=vetted(merge_findings((p.findings for p in parts), self._files), self._files),
             fixed=tuple(dict.fromkeys(i for p in parts for i in p.fixed)),
             dropped=tuple(d for p in parts for d in p.dropped),
         )
@@ -455,6 +494,12 @@ def _part_text(answer: BatchAnswer) -> str:
     lines = [answer.summary.strip() or "(no summary)"]
     lines += [f"- [{f.severity}] `{f.path}` line {f.line}: {f.title}" for f in answer.findings]
     return "\n".join(lines)
+
+
+def _with_notes(answer: str, parts: list[tuple[Batch, BatchAnswer]]) -> str:
+    """The review, with how its parts' answers came when not as the answer tool's call."""
+    notes = dict.fromkeys(part.note for _, part in parts if part.note)
+    return "\n\n".join([answer.strip(), *(f"> {note}" for note in notes)]) if notes else answer
 
 
 def _as_found(findings: list[tuple[str, str]]) -> str:

@@ -1,8 +1,10 @@
 """What the chosen model accepts: the input limit of one request, the output cap, and, for
 GitHub Models' free tier, the rate limits (GitHub docs, "Prototyping with AI models").
 
-A profile only decides how much the engine puts in one request; ``max_input_tokens`` overrides
-the table for paid GitHub Models, Enterprise limits or a local server.
+A profile decides how much the engine puts in one request and the output cap each request sends
+(``max_tokens``). ``max_input_tokens`` overrides the table for paid GitHub Models, Enterprise
+limits or a local server; without it, what a local server says of its window (``ServedWindow``,
+asked by ``server_window``) replaces the guess for a model the table does not know.
 """
 
 from __future__ import annotations
@@ -42,19 +44,23 @@ class ModelProfile:
     provider: str
     model: str
     input_tokens: int  # the most one request may hold: prompt, tools, conversation
-    output_tokens: int  # the most one answer may hold (for the window arithmetic; not sent)
+    output_tokens: int  # the most one answer may hold: sent as the request's max_tokens
     rate_limits: RateLimits | None = None  # known free-tier limits, else None
     tier: str = ""  # GitHub Models: low | high
-    source: str = "table"  # table | max_input_tokens | guess
+    source: str = "table"  # table | max_input_tokens | server | guess
+    origin: str = ""  # with source "server": which answer of the server said so
 
     def describe(self) -> str:
         limits = ""
         if self.rate_limits is not None:
             r = self.rate_limits
             limits = f"; {r.per_minute}/min, {r.per_day}/day ({self.tier} tier)"
-        origin = {"max_input_tokens": " (max_input_tokens)", "guess": " (assumed)"}.get(
-            self.source, ""
-        )
+        origin = {
+            "max_input_tokens": " (max_input_tokens)",
+            "guess": " (assumed: the server did not say; set max_input_tokens)",
+            "server": f" (the server's window: {self.origin})",
+            "table": " (the known limit of this model)",
+        }.get(self.source, "")
         return (
             f"{self.provider}:{self.model}: {self.input_tokens:,} tokens in{origin}, "
             f"{self.output_tokens:,} out{limits}"
@@ -79,12 +85,37 @@ _OPENAI: tuple[tuple[str, int, int], ...] = (
 _ANTHROPIC: tuple[tuple[str, int, int], ...] = ((r"claude", 200_000, 8_192),)
 
 
-def profile_for(provider: str, model: str, *, max_input_tokens: int | None = None) -> ModelProfile:
-    """The profile of ``provider:model``; ``max_input_tokens`` replaces the input limit."""
+@dataclass(frozen=True)
+class ServedWindow:
+    """What a server said its model's context window is (prompt and answer together)."""
+
+    tokens: int
+    origin: str  # the answer that said so, e.g. "llama.cpp GET /v1/models meta.n_ctx 16,384"
+
+
+def profile_for(
+    provider: str,
+    model: str,
+    *,
+    max_input_tokens: int | None = None,
+    served: ServedWindow | None = None,
+) -> ModelProfile:
+    """The profile of ``provider:model``; ``max_input_tokens`` replaces the input limit, and a
+    ``served`` window replaces the guess for a model the table does not know."""
     found = _table_profile(provider, model)
-    if max_input_tokens is None:
+    if max_input_tokens is not None:
+        return replace(found, input_tokens=max_input_tokens, source="max_input_tokens")
+    if served is None or found.source != "guess":
         return found
-    return replace(found, input_tokens=max_input_tokens, source="max_input_tokens")
+    # The window holds the answer too: a small window keeps three quarters for the request.
+    output = min(UNKNOWN_SERVER_OUTPUT, served.tokens // 4)
+    return replace(
+        found,
+        input_tokens=served.tokens - output,
+        output_tokens=output,
+        source="server",
+        origin=served.origin,
+    )
 
 
 def _table_profile(provider: str, model: str) -> ModelProfile:

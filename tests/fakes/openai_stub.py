@@ -7,6 +7,11 @@ the stub closes). With no reply left it answers 500, so a test that under-script
     with OpenAIStub([tool_call_reply("ping", {}), answer_reply("done")]) as stub:
         ChatOpenAI(base_url=stub.url("/v1"), ...)
         stub.requests[0].path == "/v1/chat/completions"
+
+``routes`` answer other requests the same way every time, by ``"METHOD /path"`` (a server's own
+endpoints, such as llama.cpp's ``GET /v1/models`` or Ollama's ``POST /api/show``); any other
+request that is not a chat completion is answered 404, as servers answer a path they do not
+have. ``requests`` are the chat completions, ``other_requests`` the rest.
 """
 
 from __future__ import annotations
@@ -50,9 +55,9 @@ class RecordedRequest:
         return self.headers.get(name.lower())
 
 
-def answer_reply(text: str, *, model: str = "stub-model") -> dict[str, Any]:
-    """A final assistant message."""
-    return _completion({"role": "assistant", "content": text}, "stop", model)
+def answer_reply(text: str, *, model: str = "stub-model", finish: str = "stop") -> dict[str, Any]:
+    """A final assistant message; ``finish="length"`` is one the output cap cut off."""
+    return _completion({"role": "assistant", "content": text}, finish, model)
 
 
 def tool_call_reply(
@@ -66,6 +71,13 @@ def tool_call_reply(
     }
     message = {"role": "assistant", "content": None, "tool_calls": [call]}
     return _completion(message, "tool_calls", model)
+
+
+def report_reply(summary: str, findings: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+    """The review answered as the engine asks for it: a ``report_review`` tool call."""
+    return tool_call_reply(
+        "report_review", {"summary": summary, "findings": findings or []}, call_id="call_report"
+    )
 
 
 def _completion(message: dict[str, Any], finish: str, model: str) -> dict[str, Any]:
@@ -82,9 +94,15 @@ def _completion(message: dict[str, Any], finish: str, model: str) -> dict[str, A
 @dataclass
 class _State:
     replies: list[Reply]
+    routes: dict[str, Any] = field(default_factory=dict)
     requests: list[RecordedRequest] = field(default_factory=list)
+    others: list[RecordedRequest] = field(default_factory=list)
     lock: threading.Lock = field(default_factory=threading.Lock)
     closing: threading.Event = field(default_factory=threading.Event)
+
+    def record_other(self, request: RecordedRequest) -> None:
+        with self.lock:
+            self.others.append(request)
 
     def record_and_pop(self, request: RecordedRequest) -> Reply | None:
         with self.lock:
@@ -95,8 +113,10 @@ class _State:
 class OpenAIStub(LocalServer):
     """A threaded stub server; use it as a context manager."""
 
-    def __init__(self, replies: Iterable[Reply] = ()) -> None:
-        self._state = _State(list(replies))
+    def __init__(
+        self, replies: Iterable[Reply] = (), *, routes: dict[str, Any] | None = None
+    ) -> None:
+        self._state = _State(list(replies), dict(routes or {}))
         super().__init__(_handler_for(self._state))
 
     def __exit__(self, *exc_info: object) -> None:
@@ -111,6 +131,11 @@ class OpenAIStub(LocalServer):
         with self._state.lock:
             return list(self._state.requests)
 
+    @property
+    def other_requests(self) -> list[RecordedRequest]:
+        with self._state.lock:
+            return list(self._state.others)
+
     def add_replies(self, *replies: Reply) -> None:
         with self._state.lock:
             self._state.replies.extend(replies)
@@ -123,8 +148,23 @@ def _handler_for(state: _State) -> type[BaseHTTPRequestHandler]:
             raw = self.rfile.read(length) if length else b""
             headers = {k.lower(): v for k, v in self.headers.items()}
             body = json.loads(raw) if raw else None
-            reply = state.record_and_pop(RecordedRequest("POST", self.path, headers, body))
-            self._answer(reply)
+            request = RecordedRequest("POST", self.path, headers, body)
+            if not self.path.endswith("/chat/completions"):
+                self._route(request)
+                return
+            self._answer(state.record_and_pop(request))
+
+        def do_GET(self) -> None:
+            headers = {k.lower(): v for k, v in self.headers.items()}
+            self._route(RecordedRequest("GET", self.path, headers, None))
+
+        def _route(self, request: RecordedRequest) -> None:
+            state.record_other(request)
+            routed = state.routes.get(f"{request.method} {request.path}")
+            if routed is None:
+                send_json(self, 404, {"error": {"message": "not found", "type": "not_found"}})
+            else:
+                send_json(self, 200, routed)
 
         def _answer(self, reply: Reply | None) -> None:
             if isinstance(reply, _Hang):

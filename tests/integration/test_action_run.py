@@ -50,7 +50,7 @@ def learning_model() -> ScriptedChatModel:
     return ScriptedChatModel.from_script(
         tool_call("get_file_patch", {"path": "src/fetch.py"}),
         tool_call("write_file", {"file_path": MEMORY, "content": LESSON}),
-        ANSWER,
+        tool_call("report_review", {"summary": ANSWER, "findings": []}),
     )
 
 

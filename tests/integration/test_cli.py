@@ -23,7 +23,13 @@ from memory_action.cli import main
 from memory_action.report import comment_marker
 from memory_action.store.local import LocalDirectoryStore
 from tests.fakes.github_api import REPOSITORY, FakeGitHub
-from tests.fakes.openai_stub import OpenAIStub, RecordedRequest, answer_reply, tool_call_reply
+from tests.fakes.openai_stub import (
+    OpenAIStub,
+    RecordedRequest,
+    answer_reply,
+    report_reply,
+    tool_call_reply,
+)
 from tests.fakes.runner import ActionRunner, is_save_key, pull_request_event
 
 MEMORY = ".agent-memory/AGENTS.md"
@@ -456,7 +462,7 @@ def review(
 def learns(content: str = LESSON, call_id: str = "call_1") -> list[dict[str, Any]]:
     """The stub's replies for a run that writes ``content`` to memory, then answers."""
     write = {"file_path": MEMORY, "content": content}
-    return [tool_call_reply("write_file", write, call_id=call_id), answer_reply(ANSWER)]
+    return [tool_call_reply("write_file", write, call_id=call_id), report_reply(ANSWER)]
 
 
 def system_prompt(request: RecordedRequest) -> str:
@@ -510,7 +516,7 @@ def test_a_dry_run_prints_the_review_saves_memory_and_the_next_run_sees_it(
     assert MODEL_KEY not in out + err
 
     # The next run restores that memory into the system prompt and, unchanged, saves nothing.
-    stub.add_replies(answer_reply("Still one issue: the loop never retries."))
+    stub.add_replies(report_reply("Still one issue: the loop never retries."))
 
     code, out, err = review(capsys, stub, store_dir, "--dry-run")
 
@@ -748,6 +754,12 @@ def test_the_action_builds_the_model_its_inputs_name(
     assert ANSWER in comment
     assert "+- Network calls retry with tenacity" in comment
     assert outcome.outputs["response"] == ANSWER
+    # The action asked the server for the window of a model it does not know; the stub had none.
+    assert {r.path for r in stub.other_requests} == {"/v1/models", "/props", "/api/show"}
+    assert (
+        "Model limits: openai:stub-model: 8,000 tokens in (assumed: the server did not say; set "
+        "max_input_tokens), 2,000 out; each request may take up to 600 s" in outcome.stdout
+    )
     assert is_save_key(
         outcome.outputs["saved_key"], "memory-agent/v1/memory-agent/repo/pr-7/", 1001
     )

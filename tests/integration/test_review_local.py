@@ -20,7 +20,12 @@ from memory_action.local.review import settings_from_flags
 from memory_action.store.local import LocalDirectoryStore
 from tests.fakes.click_corpus import ClickCorpus
 from tests.fakes.git_repo import TITLE, GitRepo, feature_repository, isolated_git_env
-from tests.fakes.openai_stub import OpenAIStub, RecordedRequest, answer_reply, tool_call_reply
+from tests.fakes.openai_stub import (
+    OpenAIStub,
+    RecordedRequest,
+    report_reply,
+    tool_call_reply,
+)
 from tests.integration.test_cli import GITHUB_TOKEN, MEMORY, run_cli
 
 ANSWER = "The fetch now retries, but `line 18` was dropped without a word in the description."
@@ -85,7 +90,7 @@ def review_local(
 def learns() -> list[dict[str, Any]]:
     """The model records a lesson in memory, then answers with the review."""
     write = {"file_path": MEMORY, "content": LESSON}
-    return [tool_call_reply("write_file", write, call_id="call_1"), answer_reply(ANSWER)]
+    return [tool_call_reply("write_file", write, call_id="call_1"), report_reply(ANSWER)]
 
 
 def sent(requests: list[RecordedRequest]) -> str:
@@ -148,7 +153,7 @@ def test_review_local_sends_the_diff_prints_the_review_and_saves_memory(
 def test_the_next_local_review_starts_from_what_the_last_one_learned(
     capsys: pytest.CaptureFixture[str], repo: GitRepo, stub: OpenAIStub, tmp_path: Path
 ) -> None:
-    stub.add_replies(*learns(), answer_reply("Still fine."))
+    stub.add_replies(*learns(), report_reply("Still fine."))
 
     first = review_local(capsys, stub, tmp_path / "store")
     second = review_local(capsys, stub, tmp_path / "store")
@@ -182,7 +187,7 @@ def test_a_github_model_uses_the_github_token_and_nothing_else(
 ) -> None:
     monkeypatch.delenv("MEMORY_AGENT_MODEL_API_KEY")
     monkeypatch.setenv("GITHUB_TOKEN", GITHUB_TOKEN)
-    stub.add_replies(answer_reply(ANSWER))
+    stub.add_replies(report_reply(ANSWER))
 
     code, out, err = review_local(
         capsys, stub, tmp_path / "store", model="github:openai/gpt-4.1-mini"

@@ -191,3 +191,18 @@ def test_langsmith_sees_the_change_even_after_it_cached_the_env(
 
     assert utils.tracing_is_enabled() is False
     utils.get_env_var.cache_clear()  # monkeypatch restores the env; do not leave a stale cache
+
+
+def test_every_model_is_capped_at_the_profile_s_output_tokens() -> None:
+    github = _openai(_settings("github:openai/gpt-4.1-mini"), token="ghs_token")
+    hosted = _openai(_settings("openai:gpt-4.1-mini", api_key="sk-x"))
+    local = _openai(
+        _settings("openai:qwen2.5-coder", base_url="http://127.0.0.1:8080/v1", api_key="x")
+    )
+    claude = _anthropic(_settings("anthropic:claude-sonnet-4-5", api_key="sk-ant-x"))
+
+    assert github.max_tokens == 4000  # GitHub Models' free tier
+    assert hosted.max_tokens == 32768
+    # OpenAI-compatible servers read max_tokens (LangChain would send max_completion_tokens).
+    assert (local.max_tokens, local.extra_body) == (None, {"max_tokens": 2000})
+    assert claude.max_tokens == 8192

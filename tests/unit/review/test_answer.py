@@ -11,6 +11,7 @@ from memory_action.pull_request import ChangedFile
 from memory_action.review.answer import (
     ANSWER_TOOL,
     MAX_FINDINGS,
+    PROSE,
     answer_schema,
     parse,
     response_format,
@@ -81,7 +82,8 @@ def test_a_plain_text_answer_is_a_summary_without_findings() -> None:
 
     result = _review(model, StaticPullRequest([added_file("src/app.py", 10)]))
 
-    assert (result.answer, result.findings) == ("Looks right.", ())
+    assert (result.answer, result.findings) == (f"Looks right.\n\n> {PROSE}", ())
+    assert result.outcome == "reviewed"  # the files were read: the summary is a review
 
 
 def test_the_last_allowed_call_keeps_the_answer_tool() -> None:

@@ -11,6 +11,7 @@ from memory_action.agent.prompts import system_prompt
 from memory_action.agent.runner import AgentRunError
 from memory_action.errors import AgentError
 from memory_action.pull_request import ChangedFile
+from memory_action.review.answer import PROSE
 from memory_action.review.budget import message_text
 from memory_action.review.engine import ReviewEngine, ReviewResult, ReviewSetup
 from memory_action.review.profile import profile_for
@@ -21,6 +22,11 @@ from tests.fakes.scripted_model import ScriptedChatModel
 from tests.fakes.static_reader import StaticPullRequest, added_file
 
 LIMIT = 8_000
+
+
+def prose(text: str) -> str:
+    """A plain-text answer as the review shows it: with the note that it has no findings."""
+    return f"{text}\n\n> {PROSE}"
 
 
 def _setup(*, calls: int = 12, limit: int = LIMIT, exclude: tuple[str, ...] = ()) -> ReviewSetup:
@@ -67,7 +73,8 @@ def test_a_small_pull_request_is_reviewed_in_one_call_with_the_diff_in_it() -> N
 
     result = _review(model, reader, _setup())
 
-    assert (result.answer, result.outcome, result.finished) == ("Looks right.", "reviewed", True)
+    expected = (prose("Looks right."), "reviewed", True)
+    assert (result.answer, result.outcome, result.finished) == expected
     assert result.cost.model_calls == model.calls == 1
     assert (result.files_reviewed, result.files_skipped) == (1, 0)
     task = _task(model.seen[0])
@@ -81,7 +88,7 @@ def test_a_larger_one_goes_in_batches_that_fit_and_a_last_request_writes_the_rev
 
     result = _review(model, _six_files(), _setup())
 
-    assert (result.answer, result.outcome) == ("The review.", "reviewed")
+    assert (result.answer, result.outcome) == (prose("The review."), "reviewed")
     assert model.calls == 3
     assert result.files_reviewed == 6
     first, second, last = (_task(seen) for seen in model.seen)
@@ -99,7 +106,7 @@ def test_what_the_call_budget_cannot_cover_is_listed_not_dropped() -> None:
     result = _review(model, _six_files(), _setup(calls=2))
 
     # One call is kept for a last request; what is left is one batch, which is the review.
-    assert (result.answer, result.outcome, model.calls) == ("The review.", "partial", 1)
+    assert (result.answer, result.outcome, model.calls) == (prose("The review."), "partial", 1)
     assert result.files_reviewed == 4
     left = {s.path: s.reason for s in result.not_reviewed}
     assert len(left) == 2
@@ -115,7 +122,7 @@ def test_a_413_shrinks_the_batches_once_and_retries() -> None:
     result = _review(model, reader, _setup())
 
     assert result.outcome == "reviewed", result.not_reviewed
-    assert result.answer == "The review."
+    assert result.answer == prose("The review.")
     assert result.cost.model_calls == 3  # the refused request never reached the provider's count
     assert model.calls == 4
 
@@ -164,7 +171,7 @@ def test_a_429_per_minute_is_waited_out_then_the_call_is_retried() -> None:
 
     result = _review(model, reader, _setup(), sleep=waits.append)
 
-    assert (result.answer, result.outcome) == ("Fine.", "reviewed")
+    assert (result.answer, result.outcome) == (prose("Fine."), "reviewed")
     assert waits == [12.0]
 
 
