@@ -21,9 +21,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from tests.fakes.cache_harness import default_tuning, fast_tuning
+from tests.fakes.cache_harness import default_tuning
 from tests.fakes.cache_service import FakeCacheService
-from tests.fakes.concurrency import MAIN_REF, PERMISSIONS, RaceResult, race
+from tests.fakes.concurrency import MAIN_REF, PERMISSIONS, RACE_TUNING, RaceResult, race
 from tests.fakes.github_api import FakeGitHub
 
 
@@ -35,7 +35,7 @@ def measure(
     with (
         tempfile.TemporaryDirectory() as root,
         FakeCacheService([MAIN_REF]) as service,
-        default_tuning(fast_tuning([])),
+        default_tuning(RACE_TUNING),  # timeouts no local answer reaches, even under load
         github.serve(),
     ):
         result = race(

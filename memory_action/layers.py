@@ -200,9 +200,12 @@ def restore_committed(layers: LayerStore, scope: MemoryScope) -> Committed:
     start = used if used is not None else newest
     if start.key is None:
         return Committed(newest, "", frozenset(), Provenance({}))
-    heads, not_listed = _heads(layers, scope, start, frozenset({refused} if refused else ()))
+    heads, not_listed, unread = _heads(
+        layers, scope, start, frozenset({refused} if refused else ())
+    )
+    unread_note = (_unread_heads_note(unread),) if unread else ()
     if len(heads) <= 1:
-        notes = (NOT_LISTED_NOTE,) if not_listed else ()
+        notes = (*((NOT_LISTED_NOTE,) if not_listed else ()), *unread_note)
         return Committed(
             newest, start.text, start.holds(), start.provenance, notes, start.secrets, used
         )
@@ -214,7 +217,16 @@ def restore_committed(layers: LayerStore, scope: MemoryScope) -> Committed:
         holds |= head.holds()
     note = f"merged {len(heads)} committed memory entries saved by runs that raced"
     secrets = tuple(kind for head, _ in heads for kind in head.secrets)
-    return Committed(newest, merged.text, holds, provenance, (note,), secrets, used)
+    return Committed(newest, merged.text, holds, provenance, (note, *unread_note), secrets, used)
+
+
+def _unread_heads_note(unread: list[str]) -> str:
+    """A head that could not be downloaded stays in the cache (no save of this run holds it, so
+    none supersedes or deletes it): this run works without it, and a later restore merges it."""
+    return (
+        f"{len(unread)} committed memory entries saved by runs that raced could not be read "
+        f"(cache trouble; the first: {unread[0]}); they are kept, and a later run merges them"
+    )
 
 
 def _older_usable(layers: LayerStore, scope: MemoryScope, refused: str) -> Fetched | None:
@@ -240,21 +252,23 @@ def _base_of(entry: Fetched) -> str:
 
 def _heads(
     layers: LayerStore, scope: MemoryScope, newest: Fetched, refused: frozenset[str] = frozenset()
-) -> tuple[list[tuple[Fetched, float]], bool]:
+) -> tuple[list[tuple[Fetched, float]], bool, list[str]]:
     """Entries of the committed prefix that no other entry holds (the newest always counts;
-    ``refused`` ones are not read again), and whether the listing was refused.
+    ``refused`` ones are not read again), whether the listing was refused, and the keys of the
+    heads whose download failed (cache trouble: not "gone", and said).
 
     Every listed entry is considered, newest first; one that an entry already read holds is
     skipped before it is downloaded (its content is in that entry).
     """
     if layers.lister is None or not layers.lossless or not scope.committed_prefix:
-        return [(newest, 0.0)], False
+        return [(newest, 0.0)], False, []
     listed = layers.lister(scope.committed_ref).list_entries(scope.committed_prefix)
     if listed is None:
-        return [(newest, 0.0)], True
+        return [(newest, 0.0)], True, []
     if newest.key not in {entry.key for entry in listed}:  # a listing that lags behind
         listed = [ListedEntry(newest.key or "", math.inf), *listed]
     entries: list[tuple[Fetched, float]] = []
+    unread: list[str] = []
     held: frozenset[str] = frozenset()
     for number, entry in enumerate(sorted(listed, key=lambda e: e.created, reverse=True)):
         if entry.key in held or entry.key in refused:
@@ -265,10 +279,12 @@ def _heads(
             folder = layers.scratch / f"head-{number}"
             fetched = fetch(layers.store, RestoreKeys(entry.key), folder, layers.masked)
             if fetched.key != entry.key:
+                if fetched.result.failed:
+                    unread.append(entry.key)  # cache trouble, not gone
                 continue  # gone since the listing (evicted, or deleted by another run)
         entries.append((fetched, entry.created))
         held |= fetched.holds() - {fetched.key}
-    return [(f, created) for f, created in entries if f.key not in held], False
+    return [(f, created) for f, created in entries if f.key not in held], False, unread
 
 
 def prepare_save(

@@ -17,7 +17,7 @@ from __future__ import annotations
 import dataclasses
 import re
 
-from memory_action.context import READ_ONLY_CACHE_EVENTS
+from memory_action.context import READ_ONLY_CACHE_EVENTS, Trust
 from memory_action.errors import GitHubError
 from memory_action.layers import Fetched, StartingMemory
 from memory_action.memory.merge import merge_text
@@ -158,19 +158,36 @@ def _ticked_text(proposal: Proposal, body: str) -> str | None:
 
 def overlay_from_comment(plan: Plan) -> Fetched | None:
     """A PR's memory for runs that cannot read its cache scope (``issue_comment``,
-    ``pull_request_target`` run on the default branch): the proposal in its sticky comment."""
-    if plan.context.event_name not in READ_ONLY_CACHE_EVENTS:
+    ``pull_request_target`` run on the default branch), or must not: the proposal in its sticky
+    comment.
+
+    A trusted run on a fork's pull request (a maintainer's command) must not: the fork's own
+    workflow runs can write that cache scope (this action never saves there), and what the run
+    republishes as trusted, ticked items would then be the fork's. Trust follows what the run
+    reads, so it starts from the comment's ticked items (or from committed memory alone)."""
+    vouching_on_fork = _vouches_on_a_fork(plan)
+    if plan.context.event_name not in READ_ONLY_CACHE_EVENTS and not vouching_on_fork:
         return None
+    if vouching_on_fork:
+        plan.log.info(
+            "Memory: a trusted run on a fork's pull request does not read the pull request's "
+            "cache scope (the fork's workflow can write it); it starts from the comment's items."
+        )
     found = _comment_proposal(plan)
     text = _ticked_text(*found) if found is not None else None
     if found is None or text is None:
-        return None
+        return Fetched(RestoreResult.miss()) if vouching_on_fork else None
     return Fetched(
         result=RestoreResult(hit=True, matched_key=None),
         text=text,
         state=EntryState(Layer.OVERLAY.value, base=found[0].base),
         provenance=Provenance({}),
     )
+
+
+def _vouches_on_a_fork(plan: Plan) -> bool:
+    pr = plan.context.pull_request
+    return pr is not None and pr.is_fork and plan.context.trust is Trust.TRUSTED
 
 
 def merge_comment_learning(plan: Plan, start: StartingMemory) -> StartingMemory:

@@ -85,12 +85,17 @@ READ_DENIED = "cache read denied: token has no readable scopes"
 class Fault:
     """What to do instead of (or to) the normal answer of one request."""
 
-    kind: str  # status | hang | reset | truncate | non_json | body
+    kind: str  # answer | status | hang | reset | truncate | non_json | body
     status: int = 500
     msg: str = ""
     retry_after: str | None = None
     seconds: float = 30.0
     body: bytes = b""
+
+    @classmethod
+    def answer(cls) -> Fault:
+        """No fault: answer this request normally (so a queue can fault every n-th request)."""
+        return cls("answer")
 
     @classmethod
     def http(cls, status: int, msg: str = "", retry_after: str | None = None) -> Fault:
@@ -265,6 +270,13 @@ class FakeCacheService:
     def fail(self, route: str, *faults: Fault) -> None:
         with self._lock:
             self._faults.setdefault(route, deque()).extend(faults)
+
+    def clear_faults(self) -> int:
+        """Drop every fault still queued (how many): requests from now on are answered normally."""
+        with self._lock:
+            left = sum(len(queue) for queue in self._faults.values())
+            self._faults.clear()
+            return left
 
     def pending_faults(self, route: str) -> int:
         with self._lock:

@@ -5,6 +5,11 @@ to repository memory; then a run that reads what they left. Used by the concurre
 Each run is the real pipeline (settings, context, services built as ``main()`` builds them) in its
 own thread with its own workspace; a barrier in the scripted model makes every run restore the
 same memory before any of them saves, so they truly race.
+
+No answer of the fake races a wall clock: the cache client's timeouts (``RACE_TUNING``) are far
+beyond what a local fake takes even on a loaded machine, and its retry clock records waits
+instead of sleeping. An answer that is too slow is a fault the test queues (``while_saving``):
+the client gets the same ``NetworkError`` from a reset connection as from a timed-out one, at once.
 """
 
 from __future__ import annotations
@@ -13,6 +18,7 @@ import dataclasses
 import io
 import json
 import threading
+from collections.abc import Callable
 from contextlib import redirect_stderr, redirect_stdout
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,6 +28,7 @@ from memory_action.context import load_context, read_event
 from memory_action.gha import Workflow
 from memory_action.main import build_services
 from memory_action.settings import parse_settings
+from tests.fakes.cache_harness import fast_tuning
 from tests.fakes.cache_service import BLOB_GET, FakeCacheService
 from tests.fakes.github_api import FakeGitHub
 from tests.fakes.runner import CacheRunner, push_event
@@ -31,6 +38,10 @@ MEMORY = ".agent-memory/AGENTS.md"
 HEADING = "# Facts\n"
 MAIN_REF = "refs/heads/main"
 PERMISSIONS = ("write", "read", "none")  # of `actions:` in the workflow
+# The client's timeouts in a race: never reached by a local fake, loaded or not (a timed-out
+# answer is a queued fault instead); the waits between retries are recorded, not slept.
+RACE_TIMEOUT_S = 120.0
+RACE_TUNING = fast_tuning([], timeout=RACE_TIMEOUT_S)
 
 
 def fact(number: int) -> str:
@@ -49,6 +60,7 @@ class RaceResult:
     reader_downloads: int = 0  # blob downloads of that run (entries it read)
     commits: int = 0  # memory commits the racers made (memory_store: git)
     git_calls: int = 0  # their GitHub calls for memory (GraphQL and the git data API)
+    faults_left: int = 0  # faults ``while_saving`` queued that no racer's request took
 
 
 @dataclass(frozen=True)
@@ -91,13 +103,15 @@ def race(
     one_workflow_run: bool = False,
     actions: str = "write",
     store: str = "cache",
+    while_saving: Callable[[FakeCacheService], None] | None = None,
 ) -> RaceResult:
     """Seed memory, race ``runs`` runs that each add one fact, then read what is left.
 
     ``one_workflow_run``: the racers are jobs of one workflow run (a matrix): the same run id
     and attempt, and the same job id. ``actions``: the token's permission on the cache REST API,
     ``write`` (list and delete), ``read`` (list only) or ``none``. ``store``: the
-    ``memory_store`` input (``git`` keeps committed memory on the fake's memory branch)."""
+    ``memory_store`` input (``git`` keeps committed memory on the fake's memory branch).
+    ``while_saving`` runs once every racer has restored, before any saves (to queue faults)."""
     if actions not in PERMISSIONS:
         raise ValueError(f"actions must be one of {', '.join(PERMISSIONS)}, not {actions!r}")
     github.cache = service if actions != "none" else None
@@ -108,7 +122,7 @@ def race(
     with redirect_stdout(io.StringIO()), redirect_stderr(io.StringIO()):
         run_once(root, 1, service, seed, lossless=lossless, store=store)
     commits_before, calls_before = github.git.verified_commits, len(_git_calls(github))
-    barrier = threading.Barrier(runs)
+    barrier = threading.Barrier(runs, action=lambda: while_saving and while_saving(service))
     codes = [1] * runs
 
     def one(number: int) -> None:
@@ -134,6 +148,7 @@ def race(
             thread.start()
         for thread in threads:
             thread.join(timeout=120)
+        faults_left = service.clear_faults()  # the reader gets plain answers
         commits = github.git.verified_commits - commits_before
         git_calls = len(_git_calls(github)) - calls_before
         reader = ScriptedChatModel.from_script("Nothing to add.")
@@ -144,7 +159,17 @@ def race(
     kept = sum(1 for n in range(runs) if fact(n) in prompt)
     left = len(service.visible())
     return RaceResult(
-        runs, codes, kept, prompt, left, ran.log, ran.summary, downloads, commits, git_calls
+        runs,
+        codes,
+        kept,
+        prompt,
+        left,
+        ran.log,
+        ran.summary,
+        downloads,
+        commits,
+        git_calls,
+        faults_left,
     )
 
 

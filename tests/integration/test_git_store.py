@@ -77,6 +77,9 @@ def test_a_commit_of_another_folder_meanwhile_only_costs_a_retry(
     assert fake.git.stale_refusals == 1
     head = fake.git.head(MEMORY_BRANCH)
     assert head is not None and head.files["other/AGENTS.md"] == "x\n"  # nothing overwritten
+    # The commit refused as stale was no save: the retry's commit is, and it holds ours.
+    assert head.files[f"{FOLDER}/AGENTS.md"] == "- one\n- two\n"
+    assert store.commits == 2  # the first save and the retried one, not the refused attempt
 
 
 def test_a_save_of_the_folder_by_another_run_meanwhile_is_a_lost_race(

@@ -9,15 +9,16 @@ import pytest
 
 from memory_action.layers import NOT_LISTED_NOTE
 from memory_action.store.git import MEMORY_BRANCH
-from tests.fakes.cache_harness import default_tuning, fast_tuning
-from tests.fakes.cache_service import CREATE, FakeCacheService
-from tests.fakes.concurrency import MAIN_REF, fact, race
+from tests.fakes.cache_harness import default_tuning
+from tests.fakes.cache_service import BLOB_GET, CREATE, LOOKUP, FakeCacheService, Fault
+from tests.fakes.concurrency import MAIN_REF, RACE_TUNING, fact, race, run_once
 from tests.fakes.github_api import FakeGitHub
+from tests.fakes.scripted_model import ScriptedChatModel
 
 
 @pytest.fixture
 def service() -> Iterator[FakeCacheService]:
-    with FakeCacheService([MAIN_REF]) as fake, default_tuning(fast_tuning([])):
+    with FakeCacheService([MAIN_REF]) as fake, default_tuning(RACE_TUNING):
         yield fake
 
 
@@ -89,7 +90,7 @@ def test_newest_entry_wins_loses_facts_under_the_same_race(
 
 def test_twenty_trusted_runs_racing_on_the_git_store_keep_every_fact(tmp_path: Path) -> None:
     github = FakeGitHub()
-    with FakeCacheService([MAIN_REF]) as service, default_tuning(fast_tuning([])), github.serve():
+    with FakeCacheService([MAIN_REF]) as service, default_tuning(RACE_TUNING), github.serve():
         result = race(tmp_path, service, github, runs=20, store="git")
     assert result.exit_codes == [0] * 20
     assert result.facts_kept == 20, result.final_prompt
@@ -100,3 +101,50 @@ def test_twenty_trusted_runs_racing_on_the_git_store_keep_every_fact(tmp_path: P
         for n in range(20)
     )
     assert not github.git.protected and github.unknown == []
+
+
+SLOW_ROUNDS = 60
+
+
+def slow_reads(service: FakeCacheService) -> None:
+    """From now on, of every three lookups and downloads one is answered and two are too slow
+    (both attempts of the client fail): the runs' checks for what was saved meanwhile fail."""
+    for route in (LOOKUP, BLOB_GET):
+        service.fail(route, *([Fault.answer(), Fault.reset(), Fault.reset()] * SLOW_ROUNDS))
+
+
+@pytest.mark.parametrize("actions", ["read", "write"])
+def test_slow_cache_answers_while_racing_runs_save_lose_no_memory(
+    tmp_path: Path, service: FakeCacheService, github: FakeGitHub, actions: str
+) -> None:
+    """A run that cannot read what was saved since it started saves what it has, unmerged: its
+    entry holds no other, so the next restore merges every head and nothing is lost (nor is
+    anything it could not read deleted as superseded)."""
+    result = race(tmp_path, service, github, runs=16, actions=actions, while_saving=slow_reads)
+
+    assert result.exit_codes == [0] * 16
+    assert result.facts_kept == 16, result.final_prompt
+    assert result.final_prompt.count("- Fact number") == 16
+    assert result.faults_left < 2 * 3 * SLOW_ROUNDS - 16  # every racer met slow answers
+
+
+def test_a_head_that_cannot_be_downloaded_is_said_and_merged_by_the_next_run(
+    tmp_path: Path, service: FakeCacheService, github: FakeGitHub
+) -> None:
+    """Slow answers to a run that merges what racing runs left: a head it cannot download is
+    cache trouble (said), not an entry gone since the listing (skipped in silence); the run goes
+    on without it, and its own save holds none of it, so the next run merges it."""
+    # Racers that never merge (newest entry wins) leave six heads for the next run to merge.
+    race(tmp_path, service, github, runs=6, actions="read", lossless=False)
+    # the newest entry comes down; the next head's download fails on both attempts
+    service.fail(BLOB_GET, Fault.answer(), Fault.reset(), Fault.reset())
+    slowed = run_once(tmp_path / "slowed", 2001, service, no_edit(), lossless=True)
+    assert "could not be read (cache trouble" in slowed.log, slowed.log
+    assert "they are kept, and a later run merges them" in slowed.summary
+    after = no_edit()
+    run_once(tmp_path / "after", 2002, service, after, lossless=True)
+    assert all(fact(n) in after.system_prompts[0] for n in range(6))
+
+
+def no_edit() -> ScriptedChatModel:
+    return ScriptedChatModel.from_script("Nothing to add.")

@@ -3,21 +3,26 @@
 - a run whose restore failed does not save (it would hide the memory saved before);
 - memory over budget after merging with a save made meanwhile is not saved (nothing is cut);
 - the redacted memory is written back to the memory folder (later steps of the job read it);
-- a corrupt entry in the local store is skipped with a note: the restore worked, the run saves.
+- a corrupt entry in the local store is skipped with a note: the restore worked, the run saves;
+- a comment command whose restore failed changes nothing (no proposal, no commit).
 """
 
 from __future__ import annotations
 
 import hashlib
+import json
+import shutil
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from memory_action.store.git import MEMORY_BRANCH
 from memory_action.store.local import LocalDirectoryStore
 from tests.fakes.cache_harness import default_tuning, fast_tuning
 from tests.fakes.cache_service import CREATE, LOOKUP, FakeCacheService, Fault
-from tests.fakes.github_api import FakeGitHub
+from tests.fakes.github_api import REPOSITORY, FakeGitHub, FakePullRequest, changed_file
 from tests.fakes.runner import ActionRunner, CacheRunner, RunOutcome, push_event
 from tests.fakes.scripted_model import ScriptedChatModel, tool_call
 from tests.fakes.secrets_corpus import PLANTED
@@ -155,3 +160,79 @@ def test_a_corrupt_local_entry_is_a_note_and_the_run_restores_and_saves(
     assert f"Restored memory from key {COMMITTED}1-1" in outcome.stdout
     assert f"ignored corrupt entry {broken}" in outcome.summary
     assert warnings(outcome) == []
+
+
+# -- a comment command whose restore failed changes nothing ---------------------------------------
+
+
+def command_event(body: str, number: int = 7) -> dict[str, Any]:
+    """``issue_comment`` (created) by a maintainer on pull request ``number``."""
+    return {
+        "action": "created",
+        "issue": {"number": number, "user": {"login": "mona"}, "pull_request": {"url": "x"}},
+        "comment": {
+            "id": 5_001,
+            "html_url": f"https://github.com/{REPOSITORY}/pull/{number}#issuecomment-5001",
+            "body": body,
+            "author_association": "MEMBER",
+            "user": {"login": "maintainer", "type": "User"},
+        },
+        "repository": {"full_name": REPOSITORY, "default_branch": "main"},
+    }
+
+
+def test_a_comment_command_whose_restore_failed_proposes_nothing(tmp_path: Path) -> None:
+    """A ``remember`` on a pull request lands in the proposal of its sticky comment, against
+    committed memory: started from memory it could not read, the proposal's base would be
+    empty, and promoting it after the merge would hide every committed line."""
+    github = FakeGitHub(permissions={"maintainer": "write"})
+    github.add_pull(FakePullRequest(number=7, files=[changed_file("a.py", "@@ -0,0 +1 @@\n+x\n")]))
+    with (
+        FakeCacheService([MAIN_REF]) as service,
+        default_tuning(fast_tuning([])),
+        github.serve(),
+    ):
+        runner = CacheRunner(tmp_path, extra_env=service.env())
+        assert runner.run("push", push_event(), MAIN_REF, writes(LESSON)).outputs["saved_key"]
+        service.fail(LOOKUP, *[Fault.http(500)] * 5)  # every retry of the restore meets it
+
+        body = "@memory-agent remember Logs go through structlog."
+        outcome = runner.run("issue_comment", command_event(body), MAIN_REF, writes(""))
+
+    assert outcome.exit_code == 0, outcome.stdout
+    [reply] = github.bodies(7)  # the reply, and no sticky comment with a proposal
+    assert "Memory could not be read" in reply and "nothing was changed" in reply
+    assert github.reactions[5_001] == ["eyes"]
+
+
+def test_a_comment_command_on_the_git_store_whose_restore_failed_commits_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With the git store a command commits at once: started from a read that failed, the
+    commit would hold the command's line instead of the memory it could not read."""
+    github = FakeGitHub(permissions={"maintainer": "write"})
+    github.add_pull(FakePullRequest(number=7, files=[changed_file("a.py", "@@ -0,0 +1 @@\n+x\n")]))
+    runner = ActionRunner(tmp_path, inputs={"memory_store": "git"})
+    with github.serve():
+        assert runner.run("push", push_event(), MAIN_REF, writes(LESSON)).outputs["saved_key"]
+        commits = len(github.git.log(MEMORY_BRANCH))
+        shutil.rmtree(runner.store_dir)  # no copy in the cache to read instead
+        answer = github.git.graphql
+        reads = {"failed": 0}
+
+        def first_read_fails(document: dict[str, Any]) -> Any:
+            if "ReadMemoryFolder" in document["query"] and not reads["failed"]:
+                reads["failed"] += 1
+                error = {"type": "INTERNAL", "message": "Something went wrong"}
+                return 200, {}, json.dumps({"data": None, "errors": [error]})
+            return answer(document)
+
+        monkeypatch.setattr(github.git, "graphql", first_read_fails)
+        body = "@memory-agent remember Logs go through structlog."
+        outcome = runner.run("issue_comment", command_event(body), MAIN_REF, writes(""))
+
+    assert outcome.exit_code == 0, outcome.stdout
+    assert reads["failed"] == 1
+    [reply] = github.bodies(7)
+    assert "Memory could not be read" in reply and "nothing was changed" in reply
+    assert len(github.git.log(MEMORY_BRANCH)) == commits  # nothing committed
