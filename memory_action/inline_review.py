@@ -230,7 +230,13 @@ def publish(
     shown = [f for f in result.findings if f.path in result.reviewed]
     unshown = len(result.findings) - len(shown)
     published = _publish(plan, prepared, replace(result, findings=tuple(shown)), reader)
-    note = f"{unshown} findings on files the model was not shown were not posted" if unshown else ""
+    note = (
+        f"{unshown} findings on files the model was not shown were not posted"
+        if unshown > 1
+        else "1 finding on a file the model was not shown was not posted"
+        if unshown
+        else ""
+    )
     return replace(published, notes=(*prepared.notes, *published.notes, *filter(None, [note])))
 
 

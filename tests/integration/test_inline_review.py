@@ -288,5 +288,5 @@ def test_findings_on_files_the_model_was_not_shown_are_never_posted(
     [review] = fake.reviews.reviews[7]
     everything = review["body"] + "".join(fake.bodies(7)) + outcome.summary
     assert finding["title"] not in everything
-    assert "1 findings on files the model was not shown were not posted" in outcome.summary
+    assert "1 finding on a file the model was not shown was not posted" in outcome.summary
     assert all(e["path"] == "src/fetch.py" for e in ledger(runner)["entries"])
