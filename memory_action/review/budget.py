@@ -199,6 +199,31 @@ def _usage(answer: AIMessage | None) -> tuple[int, int] | None:
     return int(meta.get("input_tokens", 0)), int(meta.get("output_tokens", 0))
 
 
+class OfferOnly(AgentMiddleware[AgentState[Any], Any, Any]):
+    """Every request of a conversation offers only the tools named (a request that will not
+    use a tool should not pay for its schema)."""
+
+    def __init__(self, names: frozenset[str]) -> None:
+        super().__init__()
+        self.names = names
+
+    def wrap_model_call(
+        self,
+        request: ModelRequest[Any],
+        handler: Callable[[ModelRequest[Any]], ModelResponse[Any]],
+    ) -> _Result:
+        kept = [t for t in request.tools if _tool_name(t) in self.names]
+        if len(kept) != len(request.tools):
+            request = request.override(tools=kept)
+        return handler(request)
+
+
+def _tool_name(tool: BaseTool | dict[str, Any]) -> str:
+    if isinstance(tool, BaseTool):
+        return tool.name
+    return str(tool.get("name") or (tool.get("function") or {}).get("name", ""))
+
+
 class LastCallAnswers(AgentMiddleware[AgentState[Any], Any, Any]):
     """On the ``calls``-th model call of a conversation, offer no tools: the model must answer."""
 

@@ -34,8 +34,10 @@ from memory_action.review import answer as answers
 from memory_action.review.answer import BatchAnswer
 from memory_action.review.batches import Batch, ReviewPlan, plan_batches
 from memory_action.review.budget import (
+    TURN_RESERVE,
     Cost,
     LastCallAnswers,
+    OfferOnly,
     RequestBudget,
     answer_tools,
     tool_schema,
@@ -76,6 +78,8 @@ UNCHANGED = "unchanged since the last review"
 MIN_DIFF_SHARE = 0.125  # of the input limit: less room for the diff makes memory consolidate first
 PART_SHARE = 0.4  # of a consolidation request's room for its part: the edit quotes it again
 NO_ROOM = "no room in the model's input limit"
+SYNTHESIS_SHARE = 4  # the parts' findings take at most 1/4 of the last request
+NAMES_SHARE = 7  # the other requests' file names take at most 1/7 of a request
 
 
 @dataclass(frozen=True)
@@ -153,6 +157,7 @@ class ReviewEngine:
         self._clock = clock
         self._extra = ""
         self._earlier = ""
+        self._rounds = True  # the batches of the plan may take tool rounds
         self._planning_notes: list[str] = []  # what planning did or could not do, for people
         self._deadline = clock() + setup.timeout_s
         self._files: list[ChangedFile] = []
@@ -287,7 +292,12 @@ class ReviewEngine:
         )
         message = self._batch_message(pr_header, view)
         calls = self._calls_for(total - index + 1, single=total == 1)
-        text, structured = self._converse(message, calls, tools=self.tools, structured=True)
+        # With more than one batch, memory is edited by the last request, which sees every
+        # part's findings: a batch is offered only the tools that read the pull request.
+        offer = None if total == 1 else frozenset(t.name for t in self.tools)
+        text, structured = self._converse(
+            message, calls, tools=self.tools, structured=True, offer=offer
+        )
         return answers.parse(structured, text)
 
     def _replan(
@@ -337,7 +347,8 @@ class ReviewEngine:
     # -- planning ----------------------------------------------------------------------------
 
     def _plan(self, files: list[ReviewFile], pr_header: str, *, first: bool) -> ReviewPlan:
-        capacity = self._capacity(pr_header, [f.file.path for f in files])
+        paths = [f.file.path for f in files]
+        capacity = self._capacity(pr_header, paths, single=False, rounds=False)
         calls = self._calls_left()
         if capacity < 1 or calls < 1:
             # Nothing fits (memory or the prompt fill the window) or no call is left: every file
@@ -346,19 +357,29 @@ class ReviewEngine:
             if capacity < 1:
                 self._planning_notes.append(self._no_room_note())
             return ReviewPlan((), tuple(Skipped(f.file.path, reason) for f in files))
+        count = self.estimator.count
         if first:
-            plan = plan_batches(files, capacity=capacity, count=self.estimator.count, max_batches=1)
+            single = self._capacity(pr_header, paths, single=True, rounds=True)
+            plan = plan_batches(files, capacity=max(1, single), count=count, max_batches=1)
             if not plan.not_reviewed and len(plan.batches) <= 1:
+                self._rounds = True
                 return plan
         # More than one batch: one call is kept for the last request that writes the review.
-        return plan_batches(
-            files, capacity=capacity, count=self.estimator.count, max_batches=max(1, calls - 1)
-        )
+        # Tool rounds (and so the tools' schemas and room for their results) only when the
+        # plan leaves calls to spare for them; else each batch is one request, filled.
+        most = max(1, calls - 1)
+        rounds = self._capacity(pr_header, paths, single=False, rounds=True)
+        plan = plan_batches(files, capacity=max(1, rounds), count=count, max_batches=most)
+        self._rounds = calls - len(plan.batches) - 1 > 0 and not plan.not_reviewed
+        if self._rounds:
+            return plan
+        return plan_batches(files, capacity=capacity, count=count, max_batches=most)
 
     def _make_room(self, chosen: list[ReviewFile], pr_header: str) -> None:
         """Memory over budget that leaves the diff too little room is consolidated first."""
         limit = self.setup.profile.input_tokens
-        capacity = self._capacity(pr_header, [f.file.path for f in chosen])
+        paths = [f.file.path for f in chosen]
+        capacity = self._capacity(pr_header, paths, single=False, rounds=False)
         if capacity < limit * MIN_DIFF_SHARE:
             self._planning_notes.append(self._consolidate(reserve=1))
 
@@ -429,25 +450,34 @@ class ReviewEngine:
             return None
         return next((s.content for s in self.memory.sources if s.writable), None)
 
-    def _capacity(self, pr_header: str, paths: list[str]) -> int:
-        """Tokens a batch's diff may take: the input limit less everything else in the request."""
+    def _capacity(self, pr_header: str, paths: list[str], *, single: bool, rounds: bool) -> int:
+        """Tokens a batch's diff may take: the input limit less everything else in the request:
+        a ``single`` batch is offered every tool, the batches of a larger review only the
+        pull request's, and only when they may take tool ``rounds`` (which need room too)."""
         limit = self.setup.profile.input_tokens
-        frame = self._batch_message(pr_header, BatchView(1, 2, "", paths, ()))
-        tools = [tool_schema(t) for t in [*self.tools, *self._memory_tools()]]
-        tools += answer_tools(self._format)
+        view = BatchView(1, 1, "", (), ()) if single else BatchView(1, 2, "", paths, ())
+        frame = self._batch_message(pr_header, view)
+        offered = [*self.tools, *(self._memory_tools() if single else [])] if rounds else []
+        tools = [tool_schema(t) for t in offered] + answer_tools(self._format)
         fixed = self.estimator.count_request(self._system_text(), [frame], tools)
-        room = max(MIN_TOOL_ROOM, int(limit * TOOL_ROOM))
+        room = max(MIN_TOOL_ROOM, int(limit * TOOL_ROOM)) if rounds else TURN_RESERVE
         return max(0, limit - fixed - room)
 
     def _batch_message(self, pr_header: str, view: BatchView) -> str:
         return batch_message(
             pr_header,
             view,
-            memory=self.setup.memory,
+            memory=self.setup.memory and view.count == 1,  # else the last request edits it
+            names_chars=self._names_chars(),
             budget_bytes=self.setup.memory_budget_bytes,
             extra=self._extra,
             earlier=self._earlier,
         )
+
+    def _names_chars(self) -> int:
+        """Every file of the pull request is named (paths are cheap, and a model that is not
+        told what exists asks), within a seventh of the input limit."""
+        return self.estimator.chars_for(self.setup.profile.input_tokens // NAMES_SHARE)
 
     def _description(self) -> int:
         return description_chars(self.setup.profile.input_tokens, self.estimator)
@@ -460,6 +490,8 @@ class ReviewEngine:
         left = self._calls_left()
         if single:
             return max(1, left)
+        if not self._rounds:
+            return 1
         spare = left - batches_left - 1  # one per batch still to go, one for the last request
         return 1 + max(0, min(EXTRA_CALLS, spare))
 
@@ -474,12 +506,14 @@ class ReviewEngine:
         structured: bool = False,
         system_prompt: str | None = None,
         with_memory: bool = True,
+        offer: frozenset[str] | None = None,
     ) -> tuple[str, dict[str, Any] | None]:
         """One conversation: its text answer, and the answer tool's arguments when asked for
         (``structured``) and given; ``with_memory`` puts memory in its system prompt."""
         middleware: list[AgentMiddleware[Any, Any, Any]] = [
             *([self.memory] if self.memory is not None and with_memory else []),
             LastCallAnswers(calls),
+            *([OfferOnly(offer)] if offer is not None else []),
             self._budget,
             self._limits,
         ]
@@ -509,7 +543,9 @@ class ReviewEngine:
     def _fit_findings(
         self, pr_header: str, findings: list[tuple[Batch, BatchAnswer]]
     ) -> list[tuple[str, str]]:
-        """Each part's summary and findings, cut evenly so the last request fits."""
+        """Each part's summary and findings, cut evenly so the last request fits, and to a
+        quarter of the input limit in all: it writes a summary, the findings are posted as
+        they are."""
         named = [(_files_label(batch), _part_text(answer)) for batch, answer in findings]
         frame = synthesis_message(
             pr_header,
@@ -520,7 +556,8 @@ class ReviewEngine:
         )
         tools = [tool_schema(t) for t in self._memory_tools()]
         fixed = self.estimator.count_request(self._system_text(), [frame], tools)
-        room = self.setup.profile.input_tokens - fixed - MIN_TOOL_ROOM
+        limit = self.setup.profile.input_tokens
+        room = min(limit - fixed - MIN_TOOL_ROOM, limit // SYNTHESIS_SHARE)
         each = self.estimator.chars_for(max(0, room) // max(1, len(named)))
         return [
             (files, text if len(text) <= each else text[:each] + "\n[findings cut to fit]")

@@ -83,8 +83,10 @@ def batch_message(
     budget_bytes: int,
     extra: str = "",
     earlier: str = "",
+    names_chars: int = LIST_CHARS,
 ) -> str:
-    """``earlier``: the open findings of earlier reviews (``ledger.open_findings_note``)."""
+    """``earlier``: the open findings of earlier reviews (``ledger.open_findings_note``);
+    ``names_chars``: how much of the request the other requests' file names may take."""
     single = view.count == 1
     findings = "Only what matters; no findings if the change is fine."
     if single:
@@ -109,7 +111,8 @@ def batch_message(
     parts += ["", OPEN, pr_header, ""]
     if view.elsewhere:
         parts.append(
-            "Reviewed in other requests (do not read them): " + _names(list(view.elsewhere))
+            "Reviewed in other requests (do not read them): "
+            + _names(list(view.elsewhere), names_chars)
         )
     if view.skipped:
         parts.append("Not reviewed: " + _by_reason(view.skipped))
