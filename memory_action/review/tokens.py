@@ -31,6 +31,13 @@ def text_tokens(text: str) -> int:
     return math.ceil(len(text) / CHARS_PER_TOKEN)
 
 
+def wire_tokens(text: str) -> int:
+    """``text`` as it travels in a request's JSON body, where a line break, a quote or a
+    backslash takes two characters and a non-ASCII one six: a provider that counts the body
+    (GitHub Models' limit is on the request) counts those too. Requests are estimated so."""
+    return math.ceil((len(json.dumps(text)) - 2) / CHARS_PER_TOKEN)
+
+
 class TokenEstimator:
     """A conservative token count, calibrated from the provider's ``usage`` (thread-safe)."""
 
@@ -44,16 +51,16 @@ class TokenEstimator:
             return self._factor
 
     def count(self, text: str) -> int:
-        return math.ceil(text_tokens(text) * self.factor)
+        return math.ceil(wire_tokens(text) * self.factor)
 
     def count_request(
         self, system: str, messages: Iterable[str], tools: Sequence[dict[str, Any]] = ()
     ) -> int:
         """A whole request: system prompt, each message's text, and the tools' JSON schemas."""
         texts = [system, *messages]
-        raw = sum(text_tokens(t) + TOKENS_PER_MESSAGE for t in texts) + TOKENS_PER_REQUEST
+        raw = sum(wire_tokens(t) + TOKENS_PER_MESSAGE for t in texts) + TOKENS_PER_REQUEST
         if tools:
-            raw += text_tokens(json.dumps(list(tools), separators=(",", ":")))
+            raw += text_tokens(json.dumps(list(tools)))
         return math.ceil(raw * self.factor)
 
     def chars_for(self, tokens: int) -> int:
