@@ -29,6 +29,7 @@ from langgraph.types import Command
 from memory_action.review.limits import RequestTooLargeError
 from memory_action.review.tokens import TokenEstimator
 
+PATCH_TOOL = "get_file_patch"
 TURN_RESERVE = 64  # tokens kept free in a request for the chat format around tool results
 MIN_RESULT_ROOM = 40  # below this a tool result is replaced by a note, not cut to a stub
 
@@ -86,6 +87,9 @@ class RequestBudget(AgentMiddleware[AgentState[Any], Any, Any]):
         self.cost = cost
         self._lock = threading.Lock()
         self._room = limit  # what the next request can still take, for this turn's tool results
+        # Files whose whole patch the conversation's first message shows: asked for again, the
+        # answer is a one-line reference, not the patch a second time.
+        self.shown_whole: frozenset[str] = frozenset()
 
     def estimate(self, request: ModelRequest[Any]) -> int:
         system = message_text(request.system_message) if request.system_message else ""
@@ -127,6 +131,15 @@ class RequestBudget(AgentMiddleware[AgentState[Any], Any, Any]):
         request: ToolCallRequest,
         handler: Callable[[ToolCallRequest], ToolMessage | Command[Any]],
     ) -> ToolMessage | Command[Any]:
+        call = request.tool_call
+        path = str(call["args"].get("path", "")).strip().removeprefix("./")
+        if call["name"] == PATCH_TOOL and path in self.shown_whole:
+            return ToolMessage(
+                content=f"[{path}: its whole patch is in the first message of this conversation, "
+                "above; it is not sent again]",
+                tool_call_id=call["id"],
+                name=call["name"],
+            )
         result = handler(request)
         if not isinstance(result, ToolMessage):
             return result

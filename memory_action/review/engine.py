@@ -78,7 +78,7 @@ UNCHANGED = "unchanged since the last review"
 MIN_DIFF_SHARE = 0.125  # of the input limit: less room for the diff makes memory consolidate first
 PART_SHARE = 0.4  # of a consolidation request's room for its part: the edit quotes it again
 NO_ROOM = "no room in the model's input limit"
-SYNTHESIS_SHARE = 4  # the parts' findings take at most 1/4 of the last request
+SYNTHESIS_SHARE = 8  # the parts' findings take at most 1/8 of the last request
 NAMES_SHARE = 7  # the other requests' file names take at most 1/7 of a request
 
 
@@ -295,9 +295,13 @@ class ReviewEngine:
         # With more than one batch, memory is edited by the last request, which sees every
         # part's findings: a batch is offered only the tools that read the pull request.
         offer = None if total == 1 else frozenset(t.name for t in self.tools)
-        text, structured = self._converse(
-            message, calls, tools=self.tools, structured=True, offer=offer
-        )
+        self._budget.shown_whole = batch.whole
+        try:
+            text, structured = self._converse(
+                message, calls, tools=self.tools, structured=True, offer=offer
+            )
+        finally:
+            self._budget.shown_whole = frozenset()
         return answers.parse(structured, text)
 
     def _replan(
@@ -365,15 +369,19 @@ class ReviewEngine:
                 self._rounds = True
                 return plan
         # More than one batch: one call is kept for the last request that writes the review.
-        # Tool rounds (and so the tools' schemas and room for their results) only when the
-        # plan leaves calls to spare for them; else each batch is one request, filled.
+        # Tool rounds (and so the tools' schemas and room for their results) only when they
+        # cost no extra request and the plan leaves calls to spare for them; else each batch is
+        # one request, filled.
         most = max(1, calls - 1)
+        filled = plan_batches(files, capacity=capacity, count=count, max_batches=most)
         rounds = self._capacity(pr_header, paths, single=False, rounds=True)
         plan = plan_batches(files, capacity=max(1, rounds), count=count, max_batches=most)
-        self._rounds = calls - len(plan.batches) - 1 > 0 and not plan.not_reviewed
-        if self._rounds:
-            return plan
-        return plan_batches(files, capacity=capacity, count=count, max_batches=most)
+        self._rounds = (
+            calls - len(plan.batches) - 1 > 0
+            and not plan.not_reviewed
+            and len(plan.batches) <= len(filled.batches)
+        )
+        return plan if self._rounds else filled
 
     def _make_room(self, chosen: list[ReviewFile], pr_header: str) -> None:
         """Memory over budget that leaves the diff too little room is consolidated first."""
@@ -543,8 +551,8 @@ class ReviewEngine:
     def _fit_findings(
         self, pr_header: str, findings: list[tuple[Batch, BatchAnswer]]
     ) -> list[tuple[str, str]]:
-        """Each part's summary and findings, cut evenly so the last request fits, and to a
-        quarter of the input limit in all: it writes a summary, the findings are posted as
+        """Each part's summary and findings, cut evenly so the last request fits, and to an
+        eighth of the input limit in all: it writes a summary, the findings are posted as
         they are."""
         named = [(_files_label(batch), _part_text(answer)) for batch, answer in findings]
         frame = synthesis_message(

@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 import pytest
-from langchain_core.messages import BaseMessage, HumanMessage
+from langchain_core.messages import BaseMessage, HumanMessage, ToolMessage
 
 from memory_action.agent.pr_tools import make_pr_tools
 from memory_action.agent.prompts import system_prompt
@@ -17,7 +17,7 @@ from memory_action.review.profile import profile_for
 from memory_action.review.tokens import TokenEstimator
 from memory_action.settings import Mode
 from tests.fakes.provider_errors import daily_quota, minute_limit, too_large
-from tests.fakes.scripted_model import ScriptedChatModel
+from tests.fakes.scripted_model import ScriptedChatModel, tool_call
 from tests.fakes.static_reader import StaticPullRequest, added_file
 
 LIMIT = 8_000
@@ -262,3 +262,25 @@ def test_batches_without_calls_to_spare_are_planned_without_tool_schemas() -> No
     assert few.files_reviewed == many.files_reviewed == 60
     first_tight, first_roomy = _task(tight.seen[0]), _task(roomy.seen[0])
     assert first_tight.count("### added") > first_roomy.count("### added")
+
+
+def test_a_patch_the_request_already_shows_whole_is_not_sent_again() -> None:
+    """A tool round does not resend what the model has seen in full: asked for a patch that
+    the batch shows whole, the answer is a one-line reference; a compressed one is sent."""
+    gap = "".join(f" same {n}\n" for n in range(12))
+    compressed = ChangedFile(
+        "src/long.py", "modified", 2, 0, f"@@ -1,12 +1,14 @@\n+first\n{gap}+last\n"
+    )
+    reader = StaticPullRequest([added_file("src/app.py", 10), compressed])
+    model = ScriptedChatModel.from_script(
+        tool_call("get_file_patch", {"path": "src/app.py"}),
+        tool_call("get_file_patch", {"path": "src/long.py"}),
+        "Looks right.",
+    )
+
+    result = _review(model, reader, _setup())
+
+    assert result.answer == "Looks right."
+    whole, shrunk = [m for m in model.seen[-1] if isinstance(m, ToolMessage)]
+    assert str(whole.content).startswith("[src/app.py: its whole patch is in the first message")
+    assert "same 6" in str(shrunk.content)  # the lines the batch left out
