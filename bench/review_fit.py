@@ -1,6 +1,18 @@
-"""Do reviews fit GitHub Models' free tier? Six real pull requests, two engines, side by side.
+"""Do reviews fit GitHub Models' free tier, near the token floor? Six real pull requests and a
+synthetic one of 100 files, the window counted at 4 and at 3 characters a token.
 
     python bench/review_fit.py [--only TAG] [--engines baseline,current] [--model-seconds S]
+                               [--chars-per-token 4,3] [--verbose]
+
+The floor of a review (issue 19) is the compressed diff sent once plus one system prompt with
+memory per request, for the fewest requests that could hold the diff: the diff as this checkout
+renders the files it would review (3 lines of context), the system prompt as the first request
+carried it, both counted as the stub counts (``chars_per_token`` over the JSON). Printed per
+pull request: the floor, those fewest requests, tokens in over the floor, and how full the first
+request and the least full later one (the last aside) were; then the targets: at most 1.3 times
+the floor on every pull request, no request over the window at either count, later batches at
+least 90% full. The synthetic pull request is ``bench/synthetic_pull.py``; the stub's count is
+``FreeTier.chars_per_token``. The inline reviews' three runs are made at the first count only.
 
 Each pull request of the click corpus (``tests/fakes/click_corpus.py``: the bundle
 ``../shared/corpus/click-prs.bundle``) is reviewed by the whole action in a child process
@@ -30,6 +42,8 @@ from __future__ import annotations
 
 import argparse
 import io
+import json
+import math
 import re
 import subprocess
 import sys
@@ -45,6 +59,7 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
+from bench.synthetic_pull import synthetic_pull  # noqa: E402
 from tests.fakes.click_corpus import (  # noqa: E402 - needs ROOT on sys.path
     ClickCorpus,
     CorpusPull,
@@ -53,7 +68,11 @@ from tests.fakes.click_corpus import (  # noqa: E402 - needs ROOT on sys.path
 )
 from tests.fakes.github_api import FakeGitHub  # noqa: E402
 from tests.fakes.github_http import GitHubHttpServer  # noqa: E402
-from tests.fakes.github_models_stub import FreeTier, GitHubModelsStub  # noqa: E402
+from tests.fakes.github_models_stub import (  # noqa: E402
+    CHARS_PER_TOKEN,
+    FreeTier,
+    GitHubModelsStub,
+)
 from tests.fakes.runner import ActionRunner, child_env, parse_outputs, pull_request_event  # noqa: E402
 
 BASELINE = "5913e56"  # main before issue 7's engine
@@ -80,8 +99,8 @@ class PacedClock:
 
 
 class PacedStub(GitHubModelsStub):
-    def __init__(self, paths: Sequence[str], clock: PacedClock) -> None:
-        super().__init__(paths, limits=FreeTier(), clock=clock)
+    def __init__(self, paths: Sequence[str], clock: PacedClock, limits: FreeTier) -> None:
+        super().__init__(paths, limits=limits, clock=clock)
         self._paced = clock
 
     def answer(self, body: dict[str, Any]) -> tuple[int, dict[str, str], dict[str, Any]]:
@@ -115,6 +134,25 @@ class Row:
     rejected: int = 0  # reviews the fake GitHub refused (422: an anchor it would not take)
     twice: int = 0  # findings posted more than once over the three runs
     review_calls: tuple[int, ...] = ()  # GitHub API calls for the inline review, per run
+    chars_per_token: float = 4.0  # how the stub counted this run's tokens
+    system: int = 0  # tokens of the system prompt with memory (the first request's)
+    diff: int = 0  # tokens of the compressed diff of the files the engine would review
+    batch_fill: tuple[float, ...] = ()  # share of the window each request with a diff took
+
+    @property
+    def fewest(self) -> int:
+        """The fewest requests that could hold the compressed diff with the system prompt."""
+        room = FreeTier().max_input_tokens - self.system
+        return max(1, math.ceil(self.diff / room)) if room > 0 else 0
+
+    @property
+    def floor(self) -> int:
+        """The compressed diff sent once plus one system prompt with memory per request."""
+        return self.diff + self.fewest * self.system
+
+    @property
+    def ratio(self) -> float:
+        return self.tokens_in / self.floor if self.floor else 0.0
 
     @property
     def reviewed(self) -> int:
@@ -167,6 +205,37 @@ def reviewable_paths(pull: CorpusPull) -> list[str]:
     return kept
 
 
+def _changed(pull: CorpusPull) -> list[Any]:
+    from memory_action.pull_request import ChangedFile  # noqa: PLC0415
+
+    return [
+        ChangedFile(f["filename"], f["status"], f["additions"], f["deletions"], f.get("patch"))
+        for f in pull.files
+    ]
+
+
+def wire_tokens(text: str, chars_per_token: float) -> int:
+    """Tokens of ``text`` as the stub counts it: its JSON string, ``chars_per_token`` a token."""
+    return math.ceil(len(json.dumps(text)) / chars_per_token)
+
+
+def compressed_diff(pull: CorpusPull) -> str:
+    """The diff the engine would send for the pull request at its largest context (3 lines),
+    by this checkout's own selection and rendering: the floor's diff."""
+    from memory_action.review.batches import render_file  # noqa: PLC0415
+    from memory_action.review.selection import select_files  # noqa: PLC0415
+
+    chosen, _skipped = select_files(_changed(pull), attributes="", exclude=())
+    return "\n".join(render_file(rf, context=3).rstrip("\n") for rf in chosen)
+
+
+def _system_text(body: dict[str, Any]) -> str:
+    messages = body.get("messages") or []
+    first = messages[0] if messages else {}
+    content = first.get("content") if first.get("role") == "system" else ""
+    return content if isinstance(content, str) else json.dumps(content)
+
+
 def extract_baseline(dest: Path) -> Engine | None:
     """memory_action/ as it was at BASELINE, or None when this checkout cannot give it."""
     done = subprocess.run(
@@ -204,6 +273,7 @@ def check_imports(engine: Engine, work: Path) -> None:
 class Setup:
     model_seconds: float
     agents_md: str  # the checkout's AGENTS.md ("": none)
+    verbose: bool = False  # print every request the stub received
 
 
 def agents_md(corpus: ClickCorpus, kib: int) -> str:
@@ -243,8 +313,9 @@ def _twice(fake: FakeGitHub, number: int) -> int:
     return len(posted) - len(set(posted))
 
 
-def review(engine: Engine, pull: CorpusPull, work: Path, setup: Setup) -> Row:
+def review(engine: Engine, pull: CorpusPull, work: Path, setup: Setup, cpt: float) -> Row:
     paths = reviewable_paths(pull)
+    limits = FreeTier(chars_per_token=cpt)
     fake = FakeGitHub()
     fake_pull = fake.add_pull(pull.fake())
     runner = ActionRunner(work)
@@ -256,7 +327,7 @@ def review(engine: Engine, pull: CorpusPull, work: Path, setup: Setup) -> Row:
         fake_pull.base_contents = {**fake_pull.base_contents, "AGENTS.md": setup.agents_md}
     with (
         GitHubHttpServer(fake) as github,
-        PacedStub(paths, PacedClock(setup.model_seconds)) as stub,
+        PacedStub(paths, PacedClock(setup.model_seconds), limits) as stub,
     ):
         runner.inputs.update(model=MODEL, model_base_url=stub.base_url, **dict(engine.inputs))
         runner.extra_env.update(GITHUB_API_URL=github.base_url, GITHUB_SHA=pull.head_sha)
@@ -267,7 +338,8 @@ def review(engine: Engine, pull: CorpusPull, work: Path, setup: Setup) -> Row:
         calls = [_review_calls(fake, 0)]
         # The same head pushed again twice (a re-run, an empty push): the model proposes
         # findings from the same pool again; the ledger must keep every one from a repeat.
-        for _push in range(1, PUSHES if engine.code == ROOT else 1):
+        repeats = PUSHES if engine.code == ROOT and cpt == CHARS_PER_TOKEN else 1
+        for _push in range(1, repeats):
             since = len(fake.calls)
             again = pull_request_event(
                 pull.number, head_sha=pull.head_sha, base_sha=pull.base_sha, action="synchronize"
@@ -277,6 +349,14 @@ def review(engine: Engine, pull: CorpusPull, work: Path, setup: Setup) -> Row:
             )
             calls.append(_review_calls(fake, since))
     answered = [r for r in requests if r.status == 200]
+    if setup.verbose:
+        for r in requests:
+            tools = ",".join(sorted(t["function"]["name"] for t in r.body.get("tools") or []))
+            print(
+                f"  {pull.tag} {r.status} {r.tokens:>5} tok, {len(r.seen):>3} files seen, "
+                f"reply {r.reply or '-'}, tools {tools or '-'}",
+                file=sys.stderr,
+            )
     seen = set().union(*(r.seen for r in answered)) if answered else set()
     return Row(
         engine=engine.name,
@@ -294,6 +374,10 @@ def review(engine: Engine, pull: CorpusPull, work: Path, setup: Setup) -> Row:
         rejected=len(fake.reviews.rejected),
         twice=_twice(fake, pull.number),
         review_calls=tuple(calls),
+        chars_per_token=cpt,
+        system=wire_tokens(_system_text(answered[0].body), cpt) if answered else 0,
+        diff=wire_tokens(compressed_diff(pull), cpt),
+        batch_fill=tuple(r.tokens / limits.max_input_tokens for r in requests if r.seen),
     )
 
 
@@ -322,12 +406,18 @@ COLUMNS = (
     ("422s", 4),
     ("twice", 5),
     ("review calls/run", 16),
+    ("floor", 6),
+    ("fewest", 6),
+    ("x floor", 7),
+    ("fill", 9),
 )
+FLOOR_TARGET = 1.3  # tokens in per review, times the floor (issue 19)
+FILL_TARGET = 0.9  # of the window, for the requests after the first (calibrated)
 
 
 def print_table(rows: Sequence[Row]) -> None:
     for engine in dict.fromkeys(r.engine for r in rows):
-        print(f"\n{engine}")
+        print(f"\n{engine}, the window counted at {rows[0].chars_per_token:g} characters a token")
         print("  ".join(name.rjust(width) for name, width in COLUMNS))
         for r in (r for r in rows if r.engine == engine):
             values = (
@@ -344,8 +434,20 @@ def print_table(rows: Sequence[Row]) -> None:
                 r.rejected,
                 r.twice,
                 "/".join(map(str, r.review_calls)),
+                r.floor,
+                r.fewest,
+                f"{r.ratio:.2f}",
+                _fill(r),
             )
             print("  ".join(f"{v!s:>{w}}" for v, (_n, w) in zip(values, COLUMNS, strict=True)))
+
+
+def _fill(row: Row) -> str:
+    """The first request's share of the window, then the least of the later ones with a diff."""
+    if not row.batch_fill:
+        return "-"
+    first, later = row.batch_fill[0], row.batch_fill[1:-1] if len(row.batch_fill) > 2 else ()
+    return f"{first:.0%}" + (f"/{min(later):.0%}" if later else "")
 
 
 def targets(rows: Sequence[Row]) -> dict[str, tuple[str, bool]]:
@@ -357,6 +459,11 @@ def targets(rows: Sequence[Row]) -> dict[str, tuple[str, bool]]:
     small = [r for r in rows if len(r.pull.files) <= SMALL_PR_FILES]
     small_ok = [r for r in small if r.requests <= SMALL_PR_CALLS and r in done]
     per_review = sum(r.tokens_in for r in rows) // max(1, len(rows))
+    worst = max(rows, key=lambda r: r.ratio, default=None)
+    # Requests with a diff after the first (whose estimate is not calibrated yet), the last of
+    # each review aside (what is left over fills it only partly).
+    later = [f for r in rows for f in r.batch_fill[1:-1]]
+    least = min(later, default=1.0)
     return {
         f"{len(rows)}/{len(rows)} reviewed and posted": (
             f"{len(done)}/{len(rows)}",
@@ -372,6 +479,14 @@ def targets(rows: Sequence[Row]) -> dict[str, tuple[str, bool]]:
         ),
         "PRs of <=10 files in <=3 calls": (f"{len(small_ok)}/{len(small)}", small_ok == small),
         "tokens in per review (mean)": (f"{per_review:,}", True),
+        f"review tokens <= {FLOOR_TARGET} x floor, every PR": (
+            f"worst {worst.ratio:.2f} ({worst.pull.tag})" if worst else "-",
+            all(0 < r.ratio <= FLOOR_TARGET for r in rows),
+        ),
+        f"batches after the first >= {FILL_TARGET:.0%} full": (
+            f"least {least:.0%}" if later else "-",
+            least >= FILL_TARGET,
+        ),
         "anchors rejected by GitHub: 0": (
             str(sum(r.rejected for r in rows)),
             not any(r.rejected for r in rows),
@@ -384,9 +499,10 @@ def targets(rows: Sequence[Row]) -> dict[str, tuple[str, bool]]:
 
 
 def print_targets(rows: Sequence[Row]) -> bool:
+    print(f"\ntargets, the window counted at {rows[0].chars_per_token:g} characters a token")
     engines = list(dict.fromkeys(r.engine for r in rows))
     checks = {e: targets([r for r in rows if r.engine == e]) for e in engines}
-    print("\ntargets".ljust(38) + "".join(e.rjust(30) for e in engines))
+    print("".ljust(37) + "".join(e.rjust(30) for e in engines))
     for label in next(iter(checks.values()), {}):
         cells = []
         for engine in engines:
@@ -398,7 +514,15 @@ def print_targets(rows: Sequence[Row]) -> bool:
     return all(met for (met,) in ((m,) for _f, m in last.values()))
 
 
-def run(only: str | None, engine_names: Sequence[str], model_seconds: float, kib: int) -> list[Row]:
+def run(
+    only: str | None,
+    engine_names: Sequence[str],
+    model_seconds: float,
+    kib: int,
+    counts: Sequence[float],
+    *,
+    verbose: bool = False,
+) -> list[Row]:
     bundle = bundle_path()
     if not bundle.is_file():
         raise SystemExit(f"review_fit: {bundle} is missing (the corpus lives in ../shared)")
@@ -406,7 +530,7 @@ def run(only: str | None, engine_names: Sequence[str], model_seconds: float, kib
     with tempfile.TemporaryDirectory(prefix="review-fit-") as tmp:
         work = Path(tmp)
         corpus: ClickCorpus = load_corpus(bundle, work / "corpus.git")
-        setup = Setup(model_seconds, agents_md(corpus, kib))
+        setup = Setup(model_seconds, agents_md(corpus, kib), verbose)
         engines = []
         if "baseline" in engine_names:
             (work / "baseline").mkdir()
@@ -414,29 +538,51 @@ def run(only: str | None, engine_names: Sequence[str], model_seconds: float, kib
             engines += [baseline] if baseline else []
         if "current" in engine_names:
             engines.append(Engine("current checkout", ROOT))
+        pulls = [*corpus.pulls, synthetic_pull(number=len(corpus.pulls) + 1)]
         for engine in engines:
             check_imports(engine, work)
-            for pull in corpus.pulls:
-                if only and pull.tag != only:
-                    continue
-                started = time.monotonic()
-                row = review(engine, pull, work / f"{engine.code.name}-{pull.tag}", setup)
-                took = time.monotonic() - started
-                print(f"{engine.name} {pull.tag}: {row.outcome} in {took:.1f} s", file=sys.stderr)
-                rows.append(row)
+            for cpt in counts:
+                for pull in pulls:
+                    if only and pull.tag != only:
+                        continue
+                    started = time.monotonic()
+                    folder = work / f"{engine.code.name}-{pull.tag}-{cpt:g}"
+                    row = review(engine, pull, folder, setup, cpt)
+                    took = time.monotonic() - started
+                    print(
+                        f"{engine.name} {pull.tag} at {cpt:g} characters a token: "
+                        f"{row.outcome} in {took:.1f} s",
+                        file=sys.stderr,
+                    )
+                    rows.append(row)
     return rows
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--only", help="one pull request, by its short sha (e.g. 1f9cd54f)")
-    parser.add_argument("--engines", default="baseline,current", help="baseline, current or both")
+    parser.add_argument("--engines", default="current", help="baseline, current or both")
+    parser.add_argument(
+        "--chars-per-token", default="4,3", help="how the stub counts the window (one or more)"
+    )
     parser.add_argument("--model-seconds", type=float, default=4.0, help="model latency (s)")
+    parser.add_argument("--verbose", action="store_true", help="print every model request")
     parser.add_argument("--agents-kb", type=int, default=4, help="AGENTS.md size (KiB)")
     args = parser.parse_args(argv)
-    rows = run(args.only, args.engines.split(","), args.model_seconds, args.agents_kb)
-    print_table(rows)
-    met = print_targets(rows)
+    counts = [float(c) for c in args.chars_per_token.split(",")]
+    rows = run(
+        args.only,
+        args.engines.split(","),
+        args.model_seconds,
+        args.agents_kb,
+        counts,
+        verbose=args.verbose,
+    )
+    met = True
+    for cpt in counts:
+        counted = [r for r in rows if r.chars_per_token == cpt]
+        print_table(counted)
+        met = print_targets(counted) and met
     print(f"\nthe current engine {'meets' if met else 'misses'} the targets")
     return 0
 

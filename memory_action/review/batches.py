@@ -29,6 +29,7 @@ class FilePart:
     part: int = 1
     parts: int = 1  # a large file is split by hunks over several batches
     cut: str = ""  # non-empty when lines were not shown (says which)
+    whole: bool = False  # the file's whole patch as GitHub gives it: asking for it adds nothing
 
 
 @dataclass(frozen=True)
@@ -39,6 +40,11 @@ class Batch:
     @property
     def paths(self) -> tuple[str, ...]:
         return tuple(dict.fromkeys(part.path for part in self.parts))
+
+    @property
+    def whole(self) -> frozenset[str]:
+        """The files whose whole patch this batch shows."""
+        return frozenset(part.path for part in self.parts if part.whole)
 
 
 @dataclass(frozen=True)
@@ -60,6 +66,19 @@ def file_header(file: ChangedFile) -> str:
 def render_file(rf: ReviewFile, *, context: int) -> str:
     """The file's header line and its diff with at most ``context`` unchanged lines per change."""
     return f"{file_header(rf.file)}\n" + "".join(_text(unit) for unit in _units(rf.file, context))
+
+
+def shows_whole_patch(file: ChangedFile, context: int) -> bool:
+    """Rendered with ``context``, the file's diff is its whole patch (nothing compressed)."""
+    if not file.patch:
+        return False
+    try:
+        hunks = parse_patch(file.patch)
+    except ValueError:
+        return False
+    return compress_hunks(hunks, context=context) == hunks and render_hunks(hunks) == "".join(
+        hunk.render() for hunk in hunks
+    )
 
 
 def plan_batches(
@@ -151,7 +170,8 @@ class _Planner:
         fits_a_request = False
         for context in contexts:
             text = render_file(rf, context=context)
-            part = FilePart(rf.file.path, text, self.count(text))
+            whole = shows_whole_patch(rf.file, context)
+            part = FilePart(rf.file.path, text, self.count(text), whole=whole)
             fits_a_request = fits_a_request or part.tokens <= self.capacity
             if self._place(part):
                 self.files_reviewed += 1

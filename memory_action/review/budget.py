@@ -29,6 +29,7 @@ from langgraph.types import Command
 from memory_action.review.limits import RequestTooLargeError
 from memory_action.review.tokens import TokenEstimator
 
+PATCH_TOOL = "get_file_patch"
 TURN_RESERVE = 64  # tokens kept free in a request for the chat format around tool results
 MIN_RESULT_ROOM = 40  # below this a tool result is replaced by a note, not cut to a stub
 
@@ -86,6 +87,9 @@ class RequestBudget(AgentMiddleware[AgentState[Any], Any, Any]):
         self.cost = cost
         self._lock = threading.Lock()
         self._room = limit  # what the next request can still take, for this turn's tool results
+        # Files whose whole patch the conversation's first message shows: asked for again, the
+        # answer is a one-line reference, not the patch a second time.
+        self.shown_whole: frozenset[str] = frozenset()
 
     def estimate(self, request: ModelRequest[Any]) -> int:
         system = message_text(request.system_message) if request.system_message else ""
@@ -127,6 +131,15 @@ class RequestBudget(AgentMiddleware[AgentState[Any], Any, Any]):
         request: ToolCallRequest,
         handler: Callable[[ToolCallRequest], ToolMessage | Command[Any]],
     ) -> ToolMessage | Command[Any]:
+        call = request.tool_call
+        path = str(call["args"].get("path", "")).strip().removeprefix("./")
+        if call["name"] == PATCH_TOOL and path in self.shown_whole:
+            return ToolMessage(
+                content=f"[{path}: its whole patch is in the first message of this conversation, "
+                "above; it is not sent again]",
+                tool_call_id=call["id"],
+                name=call["name"],
+            )
         result = handler(request)
         if not isinstance(result, ToolMessage):
             return result
@@ -197,6 +210,31 @@ def _usage(answer: AIMessage | None) -> tuple[int, int] | None:
     if not meta:
         return None
     return int(meta.get("input_tokens", 0)), int(meta.get("output_tokens", 0))
+
+
+class OfferOnly(AgentMiddleware[AgentState[Any], Any, Any]):
+    """Every request of a conversation offers only the tools named (a request that will not
+    use a tool should not pay for its schema)."""
+
+    def __init__(self, names: frozenset[str]) -> None:
+        super().__init__()
+        self.names = names
+
+    def wrap_model_call(
+        self,
+        request: ModelRequest[Any],
+        handler: Callable[[ModelRequest[Any]], ModelResponse[Any]],
+    ) -> _Result:
+        kept = [t for t in request.tools if _tool_name(t) in self.names]
+        if len(kept) != len(request.tools):
+            request = request.override(tools=kept)
+        return handler(request)
+
+
+def _tool_name(tool: BaseTool | dict[str, Any]) -> str:
+    if isinstance(tool, BaseTool):
+        return tool.name
+    return str(tool.get("name") or (tool.get("function") or {}).get("name", ""))
 
 
 class LastCallAnswers(AgentMiddleware[AgentState[Any], Any, Any]):

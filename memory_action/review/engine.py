@@ -39,16 +39,29 @@ from memory_action.agent.runner import (
 )
 from memory_action.errors import AgentError
 from memory_action.memory.middleware import MemoryMiddleware
+from memory_action.memory.scrub import redact
 from memory_action.pull_request import ChangedFile, PullRequestReader
 from memory_action.review import answer as answers
 from memory_action.review.answer import BatchAnswer, UnusableAnswerError
 from memory_action.review.batches import Batch, ReviewPlan, plan_batches
 from memory_action.review.budget import (
+    TURN_RESERVE,
     Cost,
     LastCallAnswers,
+    OfferOnly,
     RequestBudget,
     answer_tools,
     tool_schema,
+)
+from memory_action.review.consolidation import (
+    EDIT_TOOL,
+    MemoryPart,
+    consolidation_note,
+    part_message,
+    split_memory,
+)
+from memory_action.review.consolidation import (
+    SYSTEM_PROMPT as CONSOLIDATE_PROMPT,
 )
 from memory_action.review.findings import Finding
 from memory_action.review.findings_suggestions import vetted
@@ -57,9 +70,11 @@ from memory_action.review.limits import DailyQuotaError, ProviderLimits, Request
 from memory_action.review.messages import (
     BatchView,
     batch_message,
+    bounded,
     description_chars,
     header,
     synthesis_message,
+    untrusted_chars,
 )
 from memory_action.review.profile import ModelProfile
 from memory_action.review.selection import ReviewFile, Skipped, select_files
@@ -72,6 +87,11 @@ RECALIBRATED = 0.03  # a change of the token estimate worth packing what is left
 EXTRA_CALLS = 2  # tool rounds a batch (or the last request) may take when calls are left
 GITATTRIBUTES = ".gitattributes"
 UNCHANGED = "unchanged since the last review"
+MIN_DIFF_SHARE = 0.125  # of the input limit: less room for the diff makes memory consolidate first
+PART_SHARE = 0.4  # of a consolidation request's room for its part: the edit quotes it again
+NO_ROOM = "no room in the model's input limit"
+SYNTHESIS_SHARE = 8  # the parts' findings take at most 1/8 of the last request
+NAMES_SHARE = 7  # the other requests' file names take at most 1/7 of a request
 
 
 @dataclass(frozen=True)
@@ -150,6 +170,8 @@ class ReviewEngine:
         self._clock = clock
         self._extra = ""
         self._earlier = ""
+        self._rounds = True  # the batches of the plan may take tool rounds
+        self._planning_notes: list[str] = []  # what planning did or could not do, for people
         self._deadline = clock() + setup.timeout_s
         self._files: list[ChangedFile] = []
         self._format = answers.response_format()
@@ -185,7 +207,9 @@ class ReviewEngine:
         if not chosen:
             return self._nothing_to_review(skipped)
         pr_header = header(info, self.setup.repository, description_chars=self._description())
-        self._extra, self._earlier = extra, earlier
+        share = 2 * untrusted_chars(self.setup.profile.input_tokens, self.estimator)
+        self._extra = bounded(extra, share, "the notes for this review")
+        self._earlier = bounded(earlier, share, "the open findings of earlier reviews")
         self._files = files
         progress = _Progress(left_out=list(skipped))
         self._review_batches(chosen, pr_header, progress)
@@ -204,18 +228,27 @@ class ReviewEngine:
         return self._result(answer, chosen, progress)
 
     def maintain(self, task: str) -> ReviewResult:
-        """One conversation on memory alone (scheduled maintenance), within the same limits."""
+        """One conversation on memory alone (scheduled maintenance), within the same limits;
+        memory too large for its request is consolidated in parts first."""
+        first = ""
+        if not self._fits(task):
+            first = self._consolidate(reserve=0)
+        if not self._fits(task):
+            note = " ".join(filter(None, [first, self._no_room_note()]))
+            return ReviewResult(first or note, SKIPPED, True, self.cost, (), (), note)
         try:
-            answer = self._converse(
-                task, max(1, self.setup.max_model_calls), tools=self.tools
-            ).answer
+            answer = self._converse(task, max(1, self._calls_left()), tools=self.tools).answer
         except DailyQuotaError as exc:
-            return ReviewResult("", QUOTA, False, self.cost, (), (), str(exc))
-        return ReviewResult(answer, SKIPPED, True, self.cost, (), ())
+            return ReviewResult(first, QUOTA, False, self.cost, (), (), str(exc))
+        except RequestTooLargeError as exc:
+            note = " ".join(filter(None, [first, f"Maintenance stopped: {exc}"]))
+            return ReviewResult(first or note, SKIPPED, True, self.cost, (), (), note)
+        return ReviewResult(answer, SKIPPED, True, self.cost, (), (), first)
 
     def _review_batches(
         self, chosen: list[ReviewFile], pr_header: str, progress: _Progress
     ) -> None:
+        self._make_room(chosen, pr_header)
         plan = self._plan(chosen, pr_header, first=True)
         progress.overflow = list(plan.not_reviewed)
         pending = list(plan.batches)
@@ -285,8 +318,12 @@ class ReviewEngine:
         )
         message = self._batch_message(pr_header, view)
         calls = self._calls_for(total - index + 1, single=total == 1)
+        # With more than one batch, memory is edited by the last request, which sees every
+        # part's findings: a batch is offered only the tools that read the pull request.
+        offer = None if total == 1 else frozenset(t.name for t in self.tools)
+        self._budget.shown_whole = batch.whole
         try:
-            outcome = self._converse(message, calls, tools=self.tools, structured=True)
+            outcome = self._converse(message, calls, tools=self.tools, structured=True, offer=offer)
         except AgentRunError as exc:
             if exc.outcome.stop_reason == EMPTY_ANSWER:
                 raise UnusableAnswerError("the model gave no answer") from exc
@@ -298,6 +335,8 @@ class ReviewEngine:
                 raise UnusableAnswerError(
                     "the model repeated a refused tool call instead of answering", retry=False
                 ) from exc
+        finally:
+            self._budget.shown_whole = frozenset()
         return answers.parse(outcome.structured, outcome.answer, cut_off=outcome.cut_off)
 
     def _replan(
@@ -347,36 +386,141 @@ class ReviewEngine:
     # -- planning ----------------------------------------------------------------------------
 
     def _plan(self, files: list[ReviewFile], pr_header: str, *, first: bool) -> ReviewPlan:
-        capacity = self._capacity(pr_header, [f.file.path for f in files])
+        paths = [f.file.path for f in files]
+        capacity = self._capacity(pr_header, paths, single=False, rounds=False)
         calls = self._calls_left()
+        if capacity < 1 or calls < 1:
+            # Nothing fits (memory or the prompt fill the window) or no call is left: every file
+            # is listed with the reason, and the run goes on to report it.
+            reason = NO_ROOM if capacity < 1 else "no model call left"
+            if capacity < 1:
+                self._planning_notes.append(self._no_room_note())
+            return ReviewPlan((), tuple(Skipped(f.file.path, reason) for f in files))
+        count = self.estimator.count
         if first:
-            plan = plan_batches(files, capacity=capacity, count=self.estimator.count, max_batches=1)
+            single = self._capacity(pr_header, paths, single=True, rounds=True)
+            plan = plan_batches(files, capacity=max(1, single), count=count, max_batches=1)
             if not plan.not_reviewed and len(plan.batches) <= 1:
+                self._rounds = True
                 return plan
         # More than one batch: one call is kept for the last request that writes the review.
-        return plan_batches(
-            files, capacity=capacity, count=self.estimator.count, max_batches=max(1, calls - 1)
+        # Tool rounds (and so the tools' schemas and room for their results) only when they
+        # cost no extra request and the plan leaves calls to spare for them; else each batch is
+        # one request, filled.
+        most = max(1, calls - 1)
+        filled = plan_batches(files, capacity=capacity, count=count, max_batches=most)
+        rounds = self._capacity(pr_header, paths, single=False, rounds=True)
+        plan = plan_batches(files, capacity=max(1, rounds), count=count, max_batches=most)
+        self._rounds = (
+            calls - len(plan.batches) - 1 > 0
+            and not plan.not_reviewed
+            and len(plan.batches) <= len(filled.batches)
+        )
+        return plan if self._rounds else filled
+
+    def _make_room(self, chosen: list[ReviewFile], pr_header: str) -> None:
+        """Memory over budget that leaves the diff too little room is consolidated first."""
+        limit = self.setup.profile.input_tokens
+        paths = [f.file.path for f in chosen]
+        capacity = self._capacity(pr_header, paths, single=False, rounds=False)
+        if capacity < limit * MIN_DIFF_SHARE:
+            self._planning_notes.append(self._consolidate(reserve=1))
+
+    def _fits(self, task: str) -> bool:
+        """A conversation on ``task`` with the whole memory and every tool fits one request."""
+        tools = [tool_schema(t) for t in [*self.tools, *self._memory_tools()]]
+        fixed = self.estimator.count_request(self._system_text(), [task], tools)
+        return fixed + max(MIN_TOOL_ROOM, int(self.setup.profile.input_tokens * TOOL_ROOM)) <= (
+            self.setup.profile.input_tokens
         )
 
-    def _capacity(self, pr_header: str, paths: list[str]) -> int:
-        """Tokens a batch's diff may take: the input limit less everything else in the request."""
+    def _no_room_note(self) -> str:
         limit = self.setup.profile.input_tokens
-        frame = self._batch_message(pr_header, BatchView(1, 2, "", paths, ()))
-        tools = [tool_schema(t) for t in [*self.tools, *self._memory_tools()]]
-        tools += answer_tools(self._format)
+        system = self.estimator.count(self._system_text())
+        return (
+            f"The system prompt with memory takes about {system:,} of the model's {limit:,} "
+            "input tokens, which leaves no room for the request: consolidate memory (or lower "
+            "max_memory_kb), list fewer memory_sources, or raise max_input_tokens."
+        )
+
+    def _consolidate(self, *, reserve: int) -> str:
+        """Writable memory over its budget, consolidated in parts that each fit a request, one
+        conversation a part while more than ``reserve`` calls are left; the note says what
+        happened ("" when memory is within its budget)."""
+        writable = self._writable_memory()
+        budget = self.setup.memory_budget_bytes
+        if self.memory is None or writable is None or len(writable.encode()) <= budget:
+            return ""
+        before = len(writable.encode())
+        tools = [t for t in self._memory_tools() if t.name == EDIT_TOOL]
+        path = self.memory.files.writable.as_posix()
+
+        def message(part: MemoryPart, index: int, count: int) -> str:
+            return part_message(
+                part, index=index, count=count, path=path, size=before, budget=budget
+            )
+
+        limit = self.setup.profile.input_tokens
+        frame = message(MemoryPart(9999, 9999, ""), 9999, 9999)
+        fixed = self.estimator.count_request(
+            CONSOLIDATE_PROMPT, [frame], [tool_schema(t) for t in tools]
+        )
+        room = limit - fixed - max(MIN_TOOL_ROOM, int(limit * TOOL_ROOM))
+        text = redact(writable, self.memory.files.masked)[0]
+        parts = split_memory(text, self.estimator.chars_for(int(room * PART_SHARE)))
+        done = 0
+        for index, part in enumerate(parts, start=1):
+            if room < 1 or self._calls_left() < 2 + reserve:
+                break
+            try:
+                self._converse(
+                    message(part, index, len(parts)),
+                    2,
+                    tools=tools,
+                    system_prompt=CONSOLIDATE_PROMPT,
+                    with_memory=False,
+                )
+            except RequestTooLargeError:
+                pass  # the answer after an edit did not fit: the edit stands
+            except (DailyQuotaError, AgentRunError):
+                break
+            done += 1
+        after = len((self._writable_memory() or "").encode())
+        return consolidation_note(before, after, budget, done)
+
+    def _writable_memory(self) -> str | None:
+        if self.memory is None:
+            return None
+        return next((s.content for s in self.memory.sources if s.writable), None)
+
+    def _capacity(self, pr_header: str, paths: list[str], *, single: bool, rounds: bool) -> int:
+        """Tokens a batch's diff may take: the input limit less everything else in the request:
+        a ``single`` batch is offered every tool, the batches of a larger review only the
+        pull request's, and only when they may take tool ``rounds`` (which need room too)."""
+        limit = self.setup.profile.input_tokens
+        view = BatchView(1, 1, "", (), ()) if single else BatchView(1, 2, "", paths, ())
+        frame = self._batch_message(pr_header, view)
+        offered = [*self.tools, *(self._memory_tools() if single else [])] if rounds else []
+        tools = [tool_schema(t) for t in offered] + answer_tools(self._format)
         fixed = self.estimator.count_request(self._system_text(), [frame], tools)
-        room = max(MIN_TOOL_ROOM, int(limit * TOOL_ROOM))
+        room = max(MIN_TOOL_ROOM, int(limit * TOOL_ROOM)) if rounds else TURN_RESERVE
         return max(0, limit - fixed - room)
 
     def _batch_message(self, pr_header: str, view: BatchView) -> str:
         return batch_message(
             pr_header,
             view,
-            memory=self.setup.memory,
+            memory=self.setup.memory and view.count == 1,  # else the last request edits it
+            names_chars=self._names_chars(),
             budget_bytes=self.setup.memory_budget_bytes,
             extra=self._extra,
             earlier=self._earlier,
         )
+
+    def _names_chars(self) -> int:
+        """Every file of the pull request is named (paths are cheap, and a model that is not
+        told what exists asks), within a seventh of the input limit."""
+        return self.estimator.chars_for(self.setup.profile.input_tokens // NAMES_SHARE)
 
     def _description(self) -> int:
         return description_chars(self.setup.profile.input_tokens, self.estimator)
@@ -389,19 +533,30 @@ class ReviewEngine:
         left = self._calls_left()
         if single:
             return max(1, left)
+        if not self._rounds:
+            return 1
         spare = left - batches_left - 1  # one per batch still to go, one for the last request
         return 1 + max(0, min(EXTRA_CALLS, spare))
 
     # -- one conversation --------------------------------------------------------------------
 
     def _converse(
-        self, message: str, calls: int, *, tools: Sequence[BaseTool], structured: bool = False
+        self,
+        message: str,
+        calls: int,
+        *,
+        tools: Sequence[BaseTool],
+        structured: bool = False,
+        system_prompt: str | None = None,
+        with_memory: bool = True,
+        offer: frozenset[str] | None = None,
     ) -> AgentOutcome:
         """One conversation: its text answer, and the answer tool's arguments when asked for
-        (``structured``) and given."""
+        (``structured``) and given; ``with_memory`` puts memory in its system prompt."""
         middleware: list[AgentMiddleware[Any, Any, Any]] = [
-            *([self.memory] if self.memory is not None else []),
+            *([self.memory] if self.memory is not None and with_memory else []),
             LastCallAnswers(calls),
+            *([OfferOnly(offer)] if offer is not None else []),
             self._budget,
             self._limits,
         ]
@@ -409,7 +564,7 @@ class ReviewEngine:
             self.model,
             tools=tools,
             middleware=middleware,
-            system_prompt=self.setup.system_prompt,
+            system_prompt=self.setup.system_prompt if system_prompt is None else system_prompt,
             task=message,
             timeout_s=max(1.0, self._deadline - self._clock()),
             max_model_calls=calls,
@@ -430,7 +585,9 @@ class ReviewEngine:
     def _fit_findings(
         self, pr_header: str, findings: list[tuple[Batch, BatchAnswer]]
     ) -> list[tuple[str, str]]:
-        """Each part's summary and findings, cut evenly so the last request fits."""
+        """Each part's summary and findings, cut evenly so the last request fits, and to an
+        eighth of the input limit in all: it writes a summary, the findings are posted as
+        they are."""
         named = [(_files_label(batch), _part_text(answer)) for batch, answer in findings]
         frame = synthesis_message(
             pr_header,
@@ -441,7 +598,8 @@ class ReviewEngine:
         )
         tools = [tool_schema(t) for t in self._memory_tools()]
         fixed = self.estimator.count_request(self._system_text(), [frame], tools)
-        room = self.setup.profile.input_tokens - fixed - MIN_TOOL_ROOM
+        limit = self.setup.profile.input_tokens
+        room = min(limit - fixed - MIN_TOOL_ROOM, limit // SYNTHESIS_SHARE)
         each = self.estimator.chars_for(max(0, room) // max(1, len(named)))
         return [
             (files, text if len(text) <= each else text[:each] + "\n[findings cut to fit]")
@@ -477,7 +635,7 @@ class ReviewEngine:
             self.cost,
             reviewed,
             left_out,
-            progress.note,
+            " ".join(dict.fromkeys(filter(None, [*self._planning_notes, progress.note]))),
             findings=vetted(merge_findings((p.findings for p in parts), self._files), self._files),
             fixed=tuple(dict.fromkeys(i for p in parts for i in p.fixed)),
             dropped=tuple(d for p in parts for d in p.dropped),

@@ -19,6 +19,9 @@ from memory_action.review.tokens import TokenEstimator
 
 LIST_CHARS = 800  # of each list of file names in a request: the rest are counted
 OPEN, CLOSE = "<pull_request>", "</pull_request>"
+TITLE_CHARS = 300  # of the pull request's title (GitHub allows 256; an event may carry more)
+UNTRUSTED_SHARE = 8  # a comment's request takes at most this fraction of the input limit
+MIN_UNTRUSTED_CHARS = 500
 
 
 @dataclass(frozen=True)
@@ -37,18 +40,33 @@ def description_chars(input_tokens: int, estimator: TokenEstimator) -> int:
     return min(4_000, max(500, estimator.chars_for(input_tokens // 40)))
 
 
+def untrusted_chars(input_tokens: int, estimator: TokenEstimator | None = None) -> int:
+    """Characters of a request written by others (a comment) shown: 1/8 of the input limit."""
+    counter = estimator or TokenEstimator()
+    return max(MIN_UNTRUSTED_CHARS, counter.chars_for(input_tokens // UNTRUSTED_SHARE))
+
+
+def bounded(text: str, chars: int, what: str) -> str:
+    """``text`` cut to ``chars`` characters, with a note saying so when it was cut."""
+    if len(text) <= chars:
+        return text
+    return (
+        f"{text[:chars]}\n[{what} cut to its first {chars:,} of {len(text):,} characters to fit "
+        "the model's input limit]"
+    )
+
+
 def defuse(text: str) -> str:
     return text.replace("</pull_request", "<\\/pull_request")
 
 
 def header(info: PullRequestInfo, repository: str, *, description_chars: int) -> str:
-    body = info.body.strip()
-    if len(body) > description_chars:
-        body = body[:description_chars] + f"\n[description cut at {description_chars} characters]"
+    body = bounded(info.body.strip(), description_chars, "description")
+    title = bounded(" ".join(info.title.split()), TITLE_CHARS, "title")
     # Number 0: a local change (``review --local``), which GitHub never saw.
     change = f"Pull request #{info.number}" if info.number else "Local change"
     lines = [
-        f"{change} in {repository}: {info.title}",
+        f"{change} in {repository}: {title}",
         f"Author: {info.author}; base: {info.base_ref} <- head: {info.head_ref} "
         f"({info.head_sha[:12]})",
     ]
@@ -65,8 +83,10 @@ def batch_message(
     budget_bytes: int,
     extra: str = "",
     earlier: str = "",
+    names_chars: int = LIST_CHARS,
 ) -> str:
-    """``earlier``: the open findings of earlier reviews (``ledger.open_findings_note``)."""
+    """``earlier``: the open findings of earlier reviews (``ledger.open_findings_note``);
+    ``names_chars``: how much of the request the other requests' file names may take."""
     single = view.count == 1
     findings = "Only what matters; no findings if the change is fine."
     if single:
@@ -91,7 +111,8 @@ def batch_message(
     parts += ["", OPEN, pr_header, ""]
     if view.elsewhere:
         parts.append(
-            "Reviewed in other requests (do not read them): " + _names(list(view.elsewhere))
+            "Reviewed in other requests (do not read them): "
+            + _names(list(view.elsewhere), names_chars)
         )
     if view.skipped:
         parts.append("Not reviewed: " + _by_reason(view.skipped))

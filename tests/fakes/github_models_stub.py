@@ -45,6 +45,7 @@ class FreeTier:
     max_input_tokens: int = 8000
     per_minute: int = 15
     per_day: int = 150
+    chars_per_token: float = CHARS_PER_TOKEN  # how the window is counted (3: a denser tokenizer)
 
 
 @dataclass(frozen=True)
@@ -65,12 +66,12 @@ class StubRequest:
     body: dict[str, Any]
 
 
-def estimate_tokens(request: dict[str, Any]) -> int:
+def estimate_tokens(request: dict[str, Any], chars_per_token: float = CHARS_PER_TOKEN) -> int:
     """About 4 characters a token over the messages (tool calls included) and the tools."""
     size = len(json.dumps(request.get("messages") or [])) + len(
         json.dumps(request.get("tools") or [])
     )
-    return math.ceil(size / CHARS_PER_TOKEN)
+    return math.ceil(size / chars_per_token)
 
 
 class RateWindow:
@@ -138,7 +139,7 @@ class GitHubModelsStub(LocalServer):
         """Status, headers and JSON body for one chat-completions request (recorded)."""
         state = self._state
         with state.lock:
-            tokens = estimate_tokens(body)
+            tokens = estimate_tokens(body, state.limits.chars_per_token)
             model = str(body.get("model") or "gpt-4.1-mini").rsplit("/", 1)[-1]
             refusal = self._refusal(tokens, model)
             reading = state.reviewer.read(body)
@@ -157,7 +158,7 @@ class GitHubModelsStub(LocalServer):
                 reply = answer_reply(decision.text, model=model)
                 name = "answer"
             message = json.dumps(reply["choices"][0]["message"])
-            completion = math.ceil(len(message) / CHARS_PER_TOKEN)
+            completion = math.ceil(len(message) / state.limits.chars_per_token)
             reply["usage"] = {
                 "prompt_tokens": tokens,
                 "completion_tokens": completion,

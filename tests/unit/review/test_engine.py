@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 import pytest
-from langchain_core.messages import BaseMessage, HumanMessage
+from langchain_core.messages import BaseMessage, HumanMessage, ToolMessage
 
 from memory_action.agent.pr_tools import make_pr_tools
 from memory_action.agent.prompts import system_prompt
@@ -18,7 +18,7 @@ from memory_action.review.profile import profile_for
 from memory_action.review.tokens import TokenEstimator
 from memory_action.settings import Mode
 from tests.fakes.provider_errors import daily_quota, minute_limit, too_large
-from tests.fakes.scripted_model import ScriptedChatModel
+from tests.fakes.scripted_model import ScriptedChatModel, tool_call
 from tests.fakes.static_reader import StaticPullRequest, added_file
 
 LIMIT = 8_000
@@ -148,7 +148,10 @@ def test_the_daily_quota_stops_at_once_and_says_when_it_frees_up() -> None:
         "The model's daily request quota for this token is used up; it frees up in about 7 hours."
     )
     assert model.calls == 2
-    assert result.files_reviewed == 4
+    # What the first batch held is reviewed; the rest is listed with the reason.
+    first = _task(model.seen[0]).count("### added")
+    assert 1 <= first < 6
+    assert (result.files_reviewed, len(result.not_reviewed)) == (first, 6 - first)
     assert {s.reason for s in result.not_reviewed} == {"the model's daily quota is used up"}
 
 
@@ -234,3 +237,57 @@ def test_a_comments_request_reaches_every_batch_and_the_last_request() -> None:
     )
     engine.review(_six_files(), extra="Please look at the error handling.")
     assert all("Please look at the error handling." in _task(seen) for seen in model.seen)
+
+
+def test_every_batch_names_every_file_of_a_hundred_file_pull_request() -> None:
+    """Paths are cheap: a model that is told only some of the files the other requests hold asks
+    for the rest (issue 19: "... and 37 more" made a diligent model read them again)."""
+    paths = [f"src/records/kind_{n:03d}/reader.py" for n in range(100)]
+    reader = StaticPullRequest([added_file(path, 12) for path in paths])
+    model = ScriptedChatModel.from_script(*["No findings."] * 12)
+
+    result = _review(model, reader, _setup())
+
+    batches = [_task(seen) for seen in model.seen if "### added" in _task(seen)]
+    assert len(batches) > 1
+    for task in batches:
+        assert " more" not in task.split("Reviewed in other requests", 1)[1].split("\n", 1)[0]
+        assert all(path in task for path in paths)
+    assert result.files_reviewed == 100
+
+
+def test_batches_without_calls_to_spare_are_planned_without_tool_schemas() -> None:
+    """A batch that cannot take a tool round is one request: its capacity counts no tool schema
+    and no room for tool results, so it holds more of the diff."""
+    reader = StaticPullRequest([added_file(f"src/mod{n:02d}.py", 10) for n in range(60)])
+    tight = ScriptedChatModel.from_script(*["ok"] * 3)
+    roomy = ScriptedChatModel.from_script(*["ok"] * 12)
+
+    few = _review(tight, reader, _setup(calls=3))  # two batches and the last request: no spare
+    many = _review(roomy, reader, _setup(calls=12))
+
+    assert few.files_reviewed == many.files_reviewed == 60
+    first_tight, first_roomy = _task(tight.seen[0]), _task(roomy.seen[0])
+    assert first_tight.count("### added") > first_roomy.count("### added")
+
+
+def test_a_patch_the_request_already_shows_whole_is_not_sent_again() -> None:
+    """A tool round does not resend what the model has seen in full: asked for a patch that
+    the batch shows whole, the answer is a one-line reference; a compressed one is sent."""
+    gap = "".join(f" same {n}\n" for n in range(12))
+    compressed = ChangedFile(
+        "src/long.py", "modified", 2, 0, f"@@ -1,12 +1,14 @@\n+first\n{gap}+last\n"
+    )
+    reader = StaticPullRequest([added_file("src/app.py", 10), compressed])
+    model = ScriptedChatModel.from_script(
+        tool_call("get_file_patch", {"path": "src/app.py"}),
+        tool_call("get_file_patch", {"path": "src/long.py"}),
+        "Looks right.",
+    )
+
+    result = _review(model, reader, _setup())
+
+    assert result.answer.startswith("Looks right.")  # a plain-text answer, with its note
+    whole, shrunk = [m for m in model.seen[-1] if isinstance(m, ToolMessage)]
+    assert str(whole.content).startswith("[src/app.py: its whole patch is in the first message")
+    assert "same 6" in str(shrunk.content)  # the lines the batch left out
