@@ -13,6 +13,8 @@ from memory_action.github.client import GitHubClient
 from memory_action.store.base import RestoreKeys
 from memory_action.store.git import ENTRY_FILE, MEMORY_BRANCH, GitMemoryStore
 from memory_action.store.git_remote import GitHubGitRemote, GitRemoteError
+from memory_action.store.local import LocalDirectoryStore
+from memory_action.store.tiered import TieredStore
 from tests.fakes.github_api import API_URL, REPOSITORY, FakeGitHub, Reply
 
 PREFIX = "memory-agent/v1/memory-agent/repo/committed/"
@@ -197,3 +199,54 @@ def test_a_push_to_the_new_branch_meanwhile_refuses_the_save_onto_it(
     proposed = fake.git.head("prop/3")
     assert proposed is not None and f"{FOLDER}/AGENTS.md" in proposed.files
     assert proposed.files[f"{FOLDER}/AGENTS.md"] == "- one\n"  # theirs kept, nothing retried
+
+
+def test_a_second_save_under_a_key_already_on_the_branch_commits_nothing(
+    fake: FakeGitHub, tmp_path: Path
+) -> None:
+    """A key names one save: saving it again (a retried step whose first commit did land) is
+    reported as not saved and makes no second commit, whatever the folder holds now."""
+    store = make_store()
+    key = f"{PREFIX}7-1-job-aa"
+    assert store.save(key, memory_folder(tmp_path, "- one\n")).saved
+    commits = len(fake.git.log(MEMORY_BRANCH))
+
+    again = store.save(key, memory_folder(tmp_path, "- one\n- two\n", name="again"))
+
+    assert not again.saved and "an entry with this key exists" in again.reason
+    assert len(fake.git.log(MEMORY_BRANCH)) == commits
+    head = fake.git.head(MEMORY_BRANCH)
+    assert head is not None and head.files[f"{FOLDER}/AGENTS.md"] == "- one\n"
+
+
+def test_when_github_cannot_be_read_the_cache_copy_is_read_and_nothing_is_carried_over(
+    fake: FakeGitHub, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The cache's copy of committed memory serves a read GitHub failed; it is no migration:
+    the branch holds memory (unreadable now), so the copy is never committed onto it."""
+    git, reports = make_store(), list[str]()
+    cache = LocalDirectoryStore(tmp_path / "cache")
+    tiered = TieredStore(
+        git,
+        cache,
+        is_committed=lambda key: key.startswith(PREFIX),
+        migrate=True,
+        report=reports.append,
+    )
+    assert tiered.save(f"{PREFIX}1-1-job-aa", memory_folder(tmp_path, "- one\n")).saved
+    reads = len(fake.git.log(MEMORY_BRANCH))
+    answer = fake.git.graphql
+
+    def reads_fail(document: dict[str, Any]) -> Any:
+        if "ReadMemoryFolder" in document["query"]:
+            error = {"type": "INTERNAL", "message": "Something went wrong"}
+            return 200, {}, json.dumps({"data": None, "errors": [error]})
+        return answer(document)
+
+    monkeypatch.setattr(fake.git, "graphql", reads_fail)
+    restored = tiered.restore(RestoreKeys(PREFIX), tmp_path / "back")
+
+    assert restored.hit and restored.note is not None
+    assert "read the cache's copy" in restored.note, restored.note
+    assert (tmp_path / "back" / "AGENTS.md").read_text() == "- one\n"
+    assert len(fake.git.log(MEMORY_BRANCH)) == reads and reports == []

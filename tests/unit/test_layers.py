@@ -475,6 +475,40 @@ def test_the_newest_entry_counts_even_when_the_listing_lags_behind(world: World)
     assert newest in committed.holds
 
 
+@dataclass
+class SameSecondListing:
+    """The listing of a service whose timestamps tie (saves in the same second): the order
+    among equal times is the service's, here oldest first, so a parent comes before its child."""
+
+    store: LocalDirectoryStore
+
+    def list_entries(self, prefix: str) -> list[ListedEntry]:
+        listed = LocalLayerAdmin(self.store).list_entries(prefix)
+        return [ListedEntry(e.key, 0.0) for e in reversed(listed)]
+
+    def prune(self, *, prefix: str, superseded: frozenset[str], saved_key: str) -> int:
+        del prefix, superseded, saved_key
+        return 0
+
+
+def test_an_entry_held_by_one_listed_after_it_is_no_head_and_what_it_forgot_stays_forgotten(
+    world: World,
+) -> None:
+    """A parent read before its child (equal timestamps) is dropped from the heads once the child
+    says it holds it: merged as a head, it would bring back the line the child forgot."""
+    one = BASE + "- Fact one.\n"
+    first = world.committed(1, one)
+    second = world.committed(2, BASE + "- Fact two.\n", base=one, parents=[first])
+    other = world.committed(3, one + "- Fact three.\n", base=one, parents=[first])
+    listing = SameSecondListing(world.store)
+
+    committed = restore_committed(world.layers(lister=lambda _ref: listing), committed_scope())
+
+    assert "- Fact one." not in committed.text, committed.text  # forgotten by the second
+    assert "- Fact two." in committed.text and "- Fact three." in committed.text
+    assert committed.holds == {first, second, other}
+
+
 # --- restore_layers -----------------------------------------------------------------------------
 
 
