@@ -295,6 +295,12 @@ TOKEN_FORMATS: tuple[TokenFormat, ...] = (
     _f("Twitter bearer token", "AAAAAAAAAAAAAAAAAAAAA", r"A{20,22}[A-Za-z0-9%]{30,200}"),
     _f("Facebook access token", "EAA", _B + r"EAA[A-Za-z0-9]{80,400}" + _E),
     # AI providers
+    _f("DeepL API key", ":fx", _B + _UUID + r":fx" + _E),  # free keys: a UUID and ":fx"
+    _f(
+        "Tavily API key",
+        "tvly-",
+        _B + r"tvly-(?:dev-|prod-)?(?=[A-Za-z]*[0-9])[A-Za-z0-9]{20,64}" + _E,
+    ),
     _f("Groq API key", "gsk_", _B + r"gsk_[A-Za-z0-9]{52}" + _E),
     _f("Replicate token", "r8_", _B + r"r8_[A-Za-z0-9]{37}" + _E),
     _f("Perplexity API key", "pplx-", _B + r"pplx-[A-Za-z0-9]{48}" + _E),

@@ -51,6 +51,8 @@ _NAME_OF_WORDS = re.compile(r"_*[A-Za-z]+(?:[-_.]+[A-Za-z]+)+_*|(?:[A-Z][a-z]+){
 _GIT_OR_DIGEST = re.compile(r"[0-9a-f]{7,40}|[0-9a-f]{64}")
 # Command-line flags: --no-interaction, --cov=src, -n; a flag's value is judged on its own.
 _FLAG = re.compile(r"--[A-Za-z][\w.-]*(?:=\S*)?|-[A-Za-z][A-Za-z-]*")
+# A YAML tag in the value's place: Ansible's !vault, CloudFormation's !Ref and !GetAtt.
+_YAML_TAG = re.compile(r"![A-Za-z][\w.:-]*")
 # A digest that names its algorithm: sha512-<base64> (Subresource Integrity), sha256:<hex>.
 _NAMED_DIGEST = re.compile(r"(?i)sha(?:1|224|256|384|512)[-:][A-Za-z0-9+/=_-]{20,200}")
 # A path segment made of words: a name, a kebab/snake name, a file name with extensions.
@@ -108,8 +110,8 @@ def looks_like_token(value: str) -> bool:
 
 
 def _is_reference(value: str) -> bool:
-    """A placeholder, a path, a URL, a flag, a hash's name for itself, or text with spaces:
-    something other than the value."""
+    """A placeholder, a path, a URL, a flag, a YAML tag, a hash's name for itself, or text with
+    spaces: something other than the value."""
     return (
         is_placeholder(value)
         or any(c.isspace() for c in value)
@@ -117,6 +119,7 @@ def _is_reference(value: str) -> bool:
         or value.startswith(("/", "./", "../", "~/", "\\"))
         or re.match(r"[A-Za-z]:\\", value) is not None
         or _FLAG.fullmatch(value) is not None
+        or _YAML_TAG.fullmatch(value) is not None
         or _NAMED_DIGEST.fullmatch(value) is not None
     )
 

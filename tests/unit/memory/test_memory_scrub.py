@@ -186,6 +186,8 @@ def test_placeholders_references_and_names_are_not_credentials(text: str) -> Non
         "- The staging password is `.secrets/staging-db.txt`, read by `make db`.",
         "- The deploy key is SHA256:" + base64.b64encode(bytes(range(32))).decode()[:43] + ".",
         '  SESSION_SECRET: "${SESSION_SECRET:-local-dev-session-secret-2}"',
+        "- `password: !vault |` blocks are Ansible Vault ciphertext, decrypted at deploy time.",
+        "      MasterUserPassword: !GetAtt DatabaseSecret.SecretString",
     ],
 )
 def test_memory_prose_commands_and_identifiers_are_not_credentials(text: str) -> None:
