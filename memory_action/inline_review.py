@@ -49,6 +49,7 @@ if TYPE_CHECKING:  # LangChain loads only when an agent runs
 
 FULL = "Full review"  # the plain case, not worth a line of its own
 COMPARE_MAX_FILES = 300  # GitHub lists at most this many files of a comparison
+OFF_DIFF_FILES_HEAD = "**On files this change does not touch** (not part of the diff):"
 
 
 @runtime_checkable
@@ -248,7 +249,7 @@ def _publish(
     github = review_access(plan)
     pr = plan.context.pull_request
     if github is None or pr is None:
-        return Published(_written_out(result, prepared, new, ""), None)
+        return Published(_written_out(result, prepared, new, "", files), None)
     placed = [(f, anchor(f, files)) for f in new]
     inline = [(f, c) for f, c in placed if c is not None]
     loose = [f for f, c in placed if c is None]
@@ -265,10 +266,10 @@ def _publish(
             "This run's token may not post a pull request review (fork pull requests get a "
             "read-only token); the findings are in the job summary."
         )
-        return Published(_written_out(result, prepared, new, "the token may not post"), None)
+        return Published(_written_out(result, prepared, new, "the token may not post", files), None)
     except GitHubError as exc:
         plan.log.warning(f"The review with inline comments was not posted: {exc}")
-        return Published(_written_out(result, prepared, new, "posting it failed"), None)
+        return Published(_written_out(result, prepared, new, "posting it failed", files), None)
     ids = list(posted.comment_ids) + [None] * (len(inline) - len(posted.comment_ids))
     done = [(f, i) for (f, _), i in zip(inline, ids, strict=True)] + [(f, None) for f in loose]
     ledger = recorded(ledger, done, files, head)
@@ -329,12 +330,24 @@ def _summary_markdown(
     return _joined(result.answer, "\n\n".join(lines))
 
 
-def _written_out(result: ReviewResult, prepared: Prepared, new: Sequence[Finding], why: str) -> str:
-    """The review with its findings written out (no review was posted)."""
+def _written_out(
+    result: ReviewResult,
+    prepared: Prepared,
+    new: Sequence[Finding],
+    why: str,
+    files: Sequence[ChangedFile],
+) -> str:
+    """The review with its findings written out (no review was posted). A finding on a file the
+    change does not touch is listed apart: it is about code nobody is changing here."""
+    changed = {f.path for f in files}
+    in_diff = [f for f in new if f.path in changed]
+    elsewhere = [f for f in new if f.path not in changed]
     head = f"**Findings** (not posted as a review: {why}):" if why else "**Findings:**"
     lines = _scope_sentence(prepared)
-    if new:
-        lines += [head, findings_markdown(new)]
+    if in_diff:
+        lines += [head, findings_markdown(in_diff)]
+    if elsewhere:
+        lines += [OFF_DIFF_FILES_HEAD, findings_markdown(elsewhere)]
     lines += _dropped(result)
     return _joined(result.answer, "\n\n".join(lines))
 

@@ -163,19 +163,15 @@ def _run(
 
 
 def _print(result: pipeline.RunResult) -> int:
-    """The review (and memory changes) on stdout; what it did not cover and what it cost on
-    stderr, with the progress, so stdout stays the review alone."""
+    """The review (and memory changes) on stdout; what it did not cover on stderr, with the
+    progress and the run's one summary line (the pipeline's), so stdout stays the review alone."""
     review = result.review
     print(result.response)
     if result.memory_diff:
         print(f"\nMemory changes:\n{result.memory_diff}")
     if review is not None:
-        shown = figures_of(review)
-        if review.note:
-            print(f"Note: {review.note}", file=sys.stderr)
-        for path, why in shown.not_reviewed:
+        for path, why in figures_of(review).not_reviewed:
             print(f"Not reviewed: {path}: {why}", file=sys.stderr)
-        print(f"Review {shown.outcome}: {shown.cost_line()}", file=sys.stderr)
     return 0
 
 
