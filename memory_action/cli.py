@@ -15,8 +15,14 @@ import argparse
 import os
 import sys
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from memory_action import __version__
+
+if TYPE_CHECKING:
+    from memory_action.gha import Workflow
+
+INTERRUPTED = 130  # 128 + SIGINT, as shells report a command stopped with Ctrl-C
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -143,19 +149,27 @@ def main(argv: Sequence[str] | None = None) -> int:
         return run_action()
     from memory_action.errors import MemoryActionError  # noqa: PLC0415
     from memory_action.gha import Workflow  # noqa: PLC0415
+    from memory_action.local.words import cli_words  # noqa: PLC0415
 
     workflow = Workflow(out=sys.stderr)  # progress on stderr: stdout is the review alone
     try:
-        if args.command == "review":
-            from memory_action.local.review import review  # noqa: PLC0415
-
-            return review(args, os.environ, workflow)
-        from memory_action.local.memory_cli import memory_command  # noqa: PLC0415
-
-        return memory_command(args, os.environ, sys.stdout)
+        return _command(args, workflow)
     except MemoryActionError as exc:
-        workflow.error(str(exc))
+        workflow.error(exc.in_words(cli_words))  # settings named as flags and variables
         return exc.exit_code
+    except KeyboardInterrupt:
+        workflow.error("Interrupted (Ctrl-C): the run stopped; memory is saved only at its end.")
+        return INTERRUPTED
+
+
+def _command(args: argparse.Namespace, workflow: Workflow) -> int:
+    if args.command == "review":
+        from memory_action.local.review import review  # noqa: PLC0415
+
+        return review(args, os.environ, workflow)
+    from memory_action.local.memory_cli import memory_command  # noqa: PLC0415
+
+    return memory_command(args, os.environ, sys.stdout)
 
 
 if __name__ == "__main__":

@@ -13,7 +13,12 @@ from memory_action.memory.provenance import Provenance, render_blame
 from memory_action.memory.state import MEMORY_FILE, PROVENANCE_FILE
 from memory_action.scope import agent_prefix as prefix_of
 from memory_action.settings import parse_agent_name
-from memory_action.store.local import LocalDirectoryStore, StoredEntry, default_store_dir
+from memory_action.store.local import (
+    STORE_DIR_VARIABLE,
+    LocalDirectoryStore,
+    StoredEntry,
+    default_store_dir,
+)
 
 HISTORY_COMMANDS = ("log", "rollback", "export", "import")
 
@@ -21,6 +26,26 @@ HISTORY_COMMANDS = ("log", "rollback", "export", "import")
 def open_store(args: argparse.Namespace, env: Mapping[str, str]) -> LocalDirectoryStore:
     root = Path(args.store_dir).expanduser() if args.store_dir else default_store_dir(env)
     return LocalDirectoryStore(root)
+
+
+def usable_store(
+    args: argparse.Namespace, env: Mapping[str, str], *, writing: bool
+) -> LocalDirectoryStore:
+    """The store, refused (exit 2) when it cannot be used, before anything is spent on a run."""
+    store = open_store(args, env)
+    problem = store.unusable(writing=writing)
+    if problem is None:
+        return store
+    if args.store_dir:
+        named = f"--store-dir {args.store_dir}"
+    elif env.get(STORE_DIR_VARIABLE):
+        named = f"${STORE_DIR_VARIABLE} ({store.root})"
+    else:
+        named = f"The default store folder {store.root}"
+    raise InputError(
+        f"{named} cannot hold the memory store: {problem}; give --store-dir a folder you can "
+        "write to."
+    )
 
 
 def memory_command(args: argparse.Namespace, env: Mapping[str, str], out: TextIO) -> int:

@@ -25,7 +25,8 @@ from memory_action.errors import InputError, MemoryFileError
 from memory_action.gha import Workflow
 from memory_action.local.context import checkout_context, local_run_id, write_note
 from memory_action.local.diff import open_change
-from memory_action.local.memory_cli import open_store
+from memory_action.local.memory_cli import usable_store
+from memory_action.local.words import API_KEY_VARIABLE
 from memory_action.main import mask_secrets, model_factory
 from memory_action.publish import figures_of
 from memory_action.pull_request import PullRequestReader
@@ -37,9 +38,9 @@ from memory_action.settings import (
     provider_api_key,
 )
 from memory_action.store.hygiene import LocalLayerAdmin
+from memory_action.store.local import LocalDirectoryStore
 
 TOKEN_VARIABLES = ("GITHUB_TOKEN", "GH_TOKEN")
-API_KEY_VARIABLE = "MEMORY_AGENT_MODEL_API_KEY"
 
 
 def settings_from_flags(args: argparse.Namespace, env: Mapping[str, str]) -> Settings:
@@ -108,6 +109,7 @@ def _review_pull_request(
             "pull request, e.g. GITHUB_TOKEN=$(gh auth token)."
         )
     check_model_credentials(settings, env)
+    store = usable_store(args, env, writing=not args.no_save)
     mask_secrets(settings, workflow)
     api_url = env.get("GITHUB_API_URL", "https://api.github.com")
     github = GitHubClient(settings.github_token.reveal(), api_url, args.repo)
@@ -115,7 +117,7 @@ def _review_pull_request(
         workspace = Path(temp)
         _copy_sources(Path(args.sources_dir or "."), settings.memory_sources, workspace)
         context = _local_context(args, github, workspace, api_url)
-        result = _run(args, env, workflow, settings, context, github=github)
+        result = _run(store, env, workflow, settings, context, github=github)
     return _print(result)
 
 
@@ -123,23 +125,25 @@ def _review_checkout(args: argparse.Namespace, env: Mapping[str, str], workflow:
     change = open_change(Path.cwd(), args.base, env)
     settings = settings_from_flags(args, env)
     check_model_credentials(settings, env)
+    store = usable_store(args, env, writing=not args.no_save)
     mask_secrets(settings, workflow)
     files = change.changed_files()
     workflow.info(
         f"Reviewing git diff {change.base}...HEAD of {change.git.root} ({len(files)} changed "
-        "files); the review is printed here, nothing is posted to GitHub."
+        f"file{'s' if len(files) != 1 else ''}); the review is printed here, nothing is posted "
+        "to GitHub."
     )
     with tempfile.TemporaryDirectory(prefix="memory-agent-") as temp:
         workspace = Path(temp)
         sources_dir = Path(args.sources_dir) if args.sources_dir else change.git.root
         _copy_sources(sources_dir, settings.memory_sources, workspace)
         context = checkout_context(change, workspace, no_save=args.no_save)
-        result = _run(args, env, workflow, settings, context, reader=change)
+        result = _run(store, env, workflow, settings, context, reader=change)
     return _print(result)
 
 
 def _run(
-    args: argparse.Namespace,
+    store: LocalDirectoryStore,
     env: Mapping[str, str],
     workflow: Workflow,
     settings: Settings,
@@ -148,7 +152,6 @@ def _run(
     github: pipeline.GitHubAccess | None = None,
     reader: PullRequestReader | None = None,
 ) -> pipeline.RunResult:
-    store = open_store(args, env)
     services = pipeline.Services(
         workflow=workflow,
         store=store,

@@ -26,7 +26,7 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.tools import BaseTool
 
 from memory_action.agent.runner import AgentRunError, run_agent
-from memory_action.errors import AgentError
+from memory_action.errors import AgentError, Setting
 from memory_action.memory.middleware import MemoryMiddleware
 from memory_action.pull_request import ChangedFile, PullRequestReader
 from memory_action.review import answer as answers
@@ -178,9 +178,14 @@ class ReviewEngine:
         self._review_batches(chosen, pr_header, progress)
         if progress.too_large and not progress.findings:
             raise AgentError(
-                "The model provider refused every request as too large for its input limit "
-                f"({self.setup.profile.describe()}): lower max_memory_kb, or set "
-                "max_input_tokens to the limit your model really has."
+                (
+                    "The model provider refused every request as too large for its input limit "
+                    f"({self.setup.profile.describe()}): lower ",
+                    Setting("max_memory_kb"),
+                    ", or set ",
+                    Setting("max_input_tokens"),
+                    " to the limit your model really has.",
+                )
             )
         answer = self._answer(pr_header, progress)
         return self._result(answer, chosen, progress)

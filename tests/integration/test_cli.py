@@ -415,7 +415,7 @@ def test_an_invalid_agent_name_is_exit_code_2(
 
     assert code == 2
     [line] = err.splitlines()
-    assert "Input 'agent_name' has the invalid value 'a/b'" in line
+    assert line.startswith("Error: --agent-name has the invalid value 'a/b'; accepted: ")
 
 
 # -- review -----------------------------------------------------------------------------------
@@ -621,7 +621,8 @@ def test_an_invalid_flag_value_is_one_line_and_exit_code_2(
 
     assert code == 2
     [line] = err.splitlines()
-    assert "Input 'max_memory_kb' has the invalid value '0'" in line
+    assert line.startswith("Error: --max-memory-kb has the invalid value '0'; accepted: ")
+    assert "Input" not in line and "max_memory_kb" not in line
     assert github.calls == []
 
 
