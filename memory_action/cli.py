@@ -111,6 +111,12 @@ def _add_memory(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -
     blame.add_argument("--key", help="an exact key or a key prefix (newest match)")
     for parser in (listing, show, diff, blame):
         _add_store_options(parser)
+        parser.add_argument(
+            "--all",
+            action="store_true",
+            help="the whole store, every repository's entries (default: in a checkout, the "
+            "memory of its repository; keys are then shown without the repository)",
+        )
     _add_history(actions)
 
 

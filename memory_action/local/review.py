@@ -26,6 +26,11 @@ from memory_action.gha import Workflow
 from memory_action.local.context import checkout_context, local_run_id, write_note
 from memory_action.local.diff import open_change
 from memory_action.local.memory_cli import usable_store
+from memory_action.local.repository import (
+    RepositoryStore,
+    checkout_repository,
+    pull_request_repository,
+)
 from memory_action.local.words import API_KEY_VARIABLE
 from memory_action.main import mask_secrets, model_factory
 from memory_action.publish import figures_of
@@ -38,7 +43,6 @@ from memory_action.settings import (
     provider_api_key,
 )
 from memory_action.store.hygiene import LocalLayerAdmin
-from memory_action.store.local import LocalDirectoryStore
 
 TOKEN_VARIABLES = ("GITHUB_TOKEN", "GH_TOKEN")
 
@@ -117,7 +121,10 @@ def _review_pull_request(
         workspace = Path(temp)
         _copy_sources(Path(args.sources_dir or "."), settings.memory_sources, workspace)
         context = _local_context(args, github, workspace, api_url)
-        result = _run(store, env, workflow, settings, context, github=github)
+        repository = pull_request_repository(args.repo, env.get("GITHUB_SERVER_URL", ""))
+        result = _run(
+            RepositoryStore(store, repository), workflow, settings, context, env, github=github
+        )
     return _print(result)
 
 
@@ -138,16 +145,17 @@ def _review_checkout(args: argparse.Namespace, env: Mapping[str, str], workflow:
         sources_dir = Path(args.sources_dir) if args.sources_dir else change.git.root
         _copy_sources(sources_dir, settings.memory_sources, workspace)
         context = checkout_context(change, workspace, no_save=args.no_save)
-        result = _run(store, env, workflow, settings, context, reader=change)
+        own = RepositoryStore(store, checkout_repository(change.git))
+        result = _run(own, workflow, settings, context, env, reader=change)
     return _print(result)
 
 
 def _run(
-    store: LocalDirectoryStore,
-    env: Mapping[str, str],
+    store: RepositoryStore,
     workflow: Workflow,
     settings: Settings,
     context: RunContext,
+    env: Mapping[str, str],
     *,
     github: pipeline.GitHubAccess | None = None,
     reader: PullRequestReader | None = None,

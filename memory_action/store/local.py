@@ -34,7 +34,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path, PurePosixPath
-from typing import Any
+from typing import Any, Protocol
 
 from memory_action.store.base import RestoreKeys, RestoreResult, SaveResult
 from memory_action.trees import MAX_TREE_DEPTH, discard_tree, remove_tree
@@ -63,6 +63,20 @@ class StoredEntry:
     created: datetime
     size: int  # bytes of file content
     files: tuple[str, ...]  # relative POSIX paths, sorted
+
+
+class EntryStore(Protocol):
+    """What reads and writes entries for people (``memory`` commands, the local layer admin):
+    the whole store, or one repository's part of it (``local.repository``)."""
+
+    @property
+    def name(self) -> str: ...
+
+    def save(self, key: str, folder: Path) -> SaveResult: ...
+
+    def entries(self, prefix: str = "") -> list[StoredEntry]: ...
+
+    def read_entry(self, key: str) -> dict[str, str]: ...
 
 
 class _CorruptEntry(Exception):  # noqa: N818 - private, never leaves this module
