@@ -21,6 +21,7 @@ from memory_action import __version__
 
 if TYPE_CHECKING:
     from memory_action.gha import Workflow
+    from memory_action.review.progress import ProgressHook
 
 INTERRUPTED = 130  # 128 + SIGINT, as shells report a command stopped with Ctrl-C
 
@@ -156,23 +157,32 @@ def main(argv: Sequence[str] | None = None) -> int:
     from memory_action.errors import MemoryActionError  # noqa: PLC0415
     from memory_action.gha import Workflow  # noqa: PLC0415
     from memory_action.local.words import cli_words  # noqa: PLC0415
+    from memory_action.progress_line import ProgressLine, is_live_terminal  # noqa: PLC0415
 
-    workflow = Workflow(out=sys.stderr)  # progress on stderr: stdout is the review alone
+    # Progress on stderr: stdout is the review alone. Whatever else goes to stderr clears the
+    # live line first.
+    progress = ProgressLine(sys.stderr, live=is_live_terminal(sys.stderr, os.environ))
+    stderr = progress.guard(sys.stderr)
+    workflow = Workflow(out=stderr, err=stderr)
+    stop_ticking = progress.start_ticking() if progress.live else lambda: None
     try:
-        return _command(args, workflow)
+        return _command(args, workflow, progress)
     except MemoryActionError as exc:
         workflow.error(exc.in_words(cli_words))  # settings named as flags and variables
         return exc.exit_code
     except KeyboardInterrupt:
         workflow.error("Interrupted (Ctrl-C): the run stopped; memory is saved only at its end.")
         return INTERRUPTED
+    finally:
+        stop_ticking()
+        progress.clear()
 
 
-def _command(args: argparse.Namespace, workflow: Workflow) -> int:
+def _command(args: argparse.Namespace, workflow: Workflow, progress: ProgressHook) -> int:
     if args.command == "review":
         from memory_action.local.review import review  # noqa: PLC0415
 
-        return review(args, os.environ, workflow)
+        return review(args, os.environ, workflow, progress)
     from memory_action.local.memory_cli import memory_command  # noqa: PLC0415
 
     return memory_command(args, os.environ, sys.stdout)

@@ -275,6 +275,7 @@ def run_agent(
             unchanged=prepared.unchanged if prepared is not None else frozenset(),
             brief=checked.brief if checked is not None else "",
             skills=skills,
+            progress=the_plan.services.progress,
         )
         # The one summary line of a review, in the action's log and at the terminal alike.
         the_plan.log.info(f"Review {outcome.outcome}: {figures_of(outcome).cost_line()}")

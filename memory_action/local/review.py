@@ -35,6 +35,7 @@ from memory_action.local.words import API_KEY_VARIABLE
 from memory_action.main import mask_secrets, model_factory
 from memory_action.publish import figures_of
 from memory_action.pull_request import PullRequestReader
+from memory_action.review.progress import ProgressHook
 from memory_action.settings import (
     API_KEY_VARIABLES,
     Secret,
@@ -85,24 +86,33 @@ def check_model_credentials(settings: Settings, env: Mapping[str, str]) -> None:
         )
 
 
-def review(args: argparse.Namespace, env: Mapping[str, str], workflow: Workflow) -> int:
+def review(
+    args: argparse.Namespace,
+    env: Mapping[str, str],
+    workflow: Workflow,
+    progress: ProgressHook | None = None,
+) -> int:
+    """``progress`` hears of each model request (the CLI shows it on stderr)."""
     if args.local:
         if args.repo or args.pr is not None:
             raise InputError(
                 "--local reviews the current checkout: leave out --repo and --pr, or drop --local."
             )
-        return _review_checkout(args, env, workflow)
+        return _review_checkout(args, env, workflow, progress)
     if args.base is not None:
         raise InputError("--base goes with --local: add --local, or leave out --base.")
     if not args.repo or args.pr is None:
         raise InputError(
             "review needs --repo OWNER/NAME and --pr N, or --local for the current checkout."
         )
-    return _review_pull_request(args, env, workflow)
+    return _review_pull_request(args, env, workflow, progress)
 
 
 def _review_pull_request(
-    args: argparse.Namespace, env: Mapping[str, str], workflow: Workflow
+    args: argparse.Namespace,
+    env: Mapping[str, str],
+    workflow: Workflow,
+    progress: ProgressHook | None,
 ) -> int:
     from memory_action.github.client import GitHubClient  # noqa: PLC0415 - PyGithub only when needed
 
@@ -122,13 +132,17 @@ def _review_pull_request(
         _copy_sources(Path(args.sources_dir or "."), settings.memory_sources, workspace)
         context = _local_context(args, github, workspace, api_url)
         repository = pull_request_repository(args.repo, env.get("GITHUB_SERVER_URL", ""))
-        result = _run(
-            RepositoryStore(store, repository), workflow, settings, context, env, github=github
-        )
+        own = RepositoryStore(store, repository)
+        result = _run(own, workflow, settings, context, env, progress=progress, github=github)
     return _print(result)
 
 
-def _review_checkout(args: argparse.Namespace, env: Mapping[str, str], workflow: Workflow) -> int:
+def _review_checkout(
+    args: argparse.Namespace,
+    env: Mapping[str, str],
+    workflow: Workflow,
+    progress: ProgressHook | None,
+) -> int:
     change = open_change(Path.cwd(), args.base, env)
     settings = settings_from_flags(args, env)
     check_model_credentials(settings, env)
@@ -146,7 +160,7 @@ def _review_checkout(args: argparse.Namespace, env: Mapping[str, str], workflow:
         _copy_sources(sources_dir, settings.memory_sources, workspace)
         context = checkout_context(change, workspace, no_save=args.no_save)
         own = RepositoryStore(store, checkout_repository(change.git))
-        result = _run(own, workflow, settings, context, env, reader=change)
+        result = _run(own, workflow, settings, context, env, progress=progress, reader=change)
     return _print(result)
 
 
@@ -157,6 +171,7 @@ def _run(
     context: RunContext,
     env: Mapping[str, str],
     *,
+    progress: ProgressHook | None,
     github: pipeline.GitHubAccess | None = None,
     reader: PullRequestReader | None = None,
 ) -> pipeline.RunResult:
@@ -169,6 +184,7 @@ def _run(
         model_factory=model_factory(settings, env),
         layer_admin=lambda _ref: LocalLayerAdmin(store),
         sources_from_base=False,  # the person at the terminal chose the sources folder
+        progress=progress,
     )
     return pipeline.run(settings, context, services)
 

@@ -21,7 +21,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from langchain.agents.middleware import AgentMiddleware
+from langchain.agents.middleware import AgentMiddleware, AgentState, ModelRequest, ModelResponse
 from langchain_core.language_models import BaseChatModel
 from langchain_core.tools import BaseTool
 
@@ -50,6 +50,13 @@ from memory_action.review.messages import (
     synthesis_message,
 )
 from memory_action.review.profile import ModelProfile
+from memory_action.review.progress import (
+    ANSWERED,
+    SENT,
+    ProgressHook,
+    RequestProgress,
+    Stage,
+)
 from memory_action.review.selection import ReviewFile, Skipped, select_files
 from memory_action.review.tokens import TokenEstimator
 
@@ -127,7 +134,9 @@ class ReviewEngine:
         estimator: TokenEstimator | None = None,
         clock: Callable[[], float] = time.monotonic,
         sleep: Callable[[float], None] = time.sleep,
+        progress: ProgressHook | None = None,
     ) -> None:
+        """``progress`` hears of every model request as it is sent and answered."""
         self.model = model
         self.setup = setup
         self.memory = memory
@@ -146,6 +155,8 @@ class ReviewEngine:
         self._limits = ProviderLimits(
             deadline=self._deadline, estimate=self._budget.estimate, clock=clock, sleep=sleep
         )
+        self._progress = progress
+        self._part, self._part_files, self._planned = "the review", 0, 1
 
     # -- the review --------------------------------------------------------------------------
 
@@ -192,6 +203,7 @@ class ReviewEngine:
 
     def maintain(self, task: str) -> ReviewResult:
         """One conversation on memory alone (scheduled maintenance), within the same limits."""
+        self._working_on("memory maintenance", 0, planned=1)
         try:
             answer, _ = self._converse(task, max(1, self.setup.max_model_calls), tools=self.tools)
         except DailyQuotaError as exc:
@@ -262,6 +274,8 @@ class ReviewEngine:
         )
         message = self._batch_message(pr_header, view)
         calls = self._calls_for(total - index + 1, single=total == 1)
+        planned = self.cost.model_calls + (total - index + 1) + (1 if total > 1 else 0)
+        self._working_on(f"batch {index} of {total}", len(batch.paths), planned=planned)
         text, structured = self._converse(message, calls, tools=self.tools, structured=True)
         return answers.parse(structured, text)
 
@@ -300,6 +314,7 @@ class ReviewEngine:
             budget_bytes=self.setup.memory_budget_bytes,
             extra=self._extra,
         )
+        self._working_on("the review's summary", 0, planned=self.cost.model_calls + 1)
         try:
             return self._converse(message, self._calls_for(0, single=False), tools=[])[0]
         except DailyQuotaError as exc:
@@ -366,6 +381,7 @@ class ReviewEngine:
         (``structured``) and given."""
         middleware: list[AgentMiddleware[Any, Any, Any]] = [
             *([self.memory] if self.memory is not None else []),
+            *([_Announce(self._progress, self._request_progress)] if self._progress else []),
             LastCallAnswers(calls),
             self._budget,
             self._limits,
@@ -382,6 +398,25 @@ class ReviewEngine:
             response_format=self._format if structured else None,
         )
         return outcome.answer, outcome.structured
+
+    # -- progress ----------------------------------------------------------------------------
+
+    def _working_on(self, part: str, files: int, *, planned: int) -> None:
+        self._part, self._part_files, self._planned = part, files, planned
+
+    def _request_progress(self, stage: Stage, request: ModelRequest[Any]) -> RequestProgress:
+        # Sent: the budget (inside) has not counted the call yet; answered: it has.
+        number = self.cost.model_calls + (1 if stage == SENT else 0)
+        return RequestProgress(
+            stage=stage,
+            request=number,
+            planned=max(self._planned, number),
+            part=self._part,
+            files=self._part_files,
+            estimated_tokens=self._budget.estimate(request),
+            tokens_in=self.cost.tokens_in,
+            tokens_out=self.cost.tokens_out,
+        )
 
     def _system_text(self) -> str:
         """The system message as the memory middleware will send it, for planning."""
@@ -448,6 +483,28 @@ class ReviewEngine:
             fixed=tuple(dict.fromkeys(i for p in parts for i in p.fixed)),
             dropped=tuple(d for p in parts for d in p.dropped),
         )
+
+
+class _Announce(AgentMiddleware[AgentState[Any], Any, Any]):
+    """Tells a progress hook of each model request, as it is sent and as it is answered."""
+
+    def __init__(
+        self,
+        hook: ProgressHook,
+        describe: Callable[[Stage, ModelRequest[Any]], RequestProgress],
+    ) -> None:
+        super().__init__()
+        self._hook, self._describe = hook, describe
+
+    def wrap_model_call(
+        self,
+        request: ModelRequest[Any],
+        handler: Callable[[ModelRequest[Any]], ModelResponse[Any]],
+    ) -> Any:
+        self._hook(self._describe(SENT, request))
+        response = handler(request)
+        self._hook(self._describe(ANSWERED, request))
+        return response
 
 
 def skipped(answer: str) -> ReviewResult:

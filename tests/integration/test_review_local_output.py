@@ -3,13 +3,15 @@ plurals; a finding on a file the change does not touch apart from the change's f
 
 from __future__ import annotations
 
+import io
+import sys
 from pathlib import Path
 
 import pytest
 
 from tests.fakes.git_repo import GitRepo
 from tests.fakes.openai_stub import OpenAIStub, tool_call_reply
-from tests.integration.test_review_local import repo, review_local, stub
+from tests.integration.test_review_local import learns, repo, review_local, stub
 
 __all__ = ["repo", "stub"]  # fixtures
 
@@ -59,3 +61,48 @@ def test_a_finding_on_a_file_outside_the_diff_is_printed_apart(
     assert "src/app.py" in changed and "Retry count is hard-coded" in changed
     assert "README.md" not in changed
     assert "`README.md` line 1: **The title says nothing**" in elsewhere.replace("\n", " ")
+
+
+@pytest.mark.usefixtures("repo")
+def test_progress_in_a_log_is_one_plain_line_per_model_request(
+    capsys: pytest.CaptureFixture[str], stub: OpenAIStub, tmp_path: Path
+) -> None:
+    stub.add_replies(*learns())
+
+    code, out, err = review_local(capsys, stub, tmp_path / "store")
+
+    assert code == 0, out + err
+    requests = [line for line in err.splitlines() if line.startswith("Model request ")]
+    assert [line.split(" · ")[:3] for line in requests] == [
+        ["Model request 1 of 1", "batch 1 of 1", "4 files"],
+        ["Model request 2 of 2", "batch 1 of 1", "4 files"],  # the tool round added one
+    ]
+    assert "\r" not in err
+    assert "Model request" not in out  # stdout stays the review alone
+
+
+@pytest.mark.usefixtures("repo")
+def test_progress_on_a_terminal_is_one_live_line_gone_before_the_summary(
+    capsys: pytest.CaptureFixture[str],
+    stub: OpenAIStub,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    class Terminal(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    terminal = Terminal()
+    monkeypatch.setattr(sys, "stderr", terminal)
+    monkeypatch.setenv("TERM", "xterm-256color")
+    stub.add_replies(*learns())
+
+    code, out, _ = review_local(capsys, stub, tmp_path / "store")
+
+    shown = terminal.getvalue()
+    assert code == 0, out + shown
+    assert "\r\x1b[KModel request 1 of 1 · batch 1 of 1 · 4 files" in shown
+    # Every later line starts on a clean line: the live line was cleared before it.
+    summary = shown.index("Review reviewed: ")
+    assert shown[:summary].endswith("\r\x1b[K")
+    assert shown.endswith("\n")
