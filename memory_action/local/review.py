@@ -149,17 +149,17 @@ def _review_checkout(
     store = usable_store(args, env, writing=not args.no_save)
     mask_secrets(settings, workflow)
     files = change.changed_files()
+    own = RepositoryStore(store, checkout_repository(change.git))
     workflow.info(
         f"Reviewing git diff {change.base}...HEAD of {change.git.root} ({len(files)} changed "
-        f"file{'s' if len(files) != 1 else ''}); the review is printed here, nothing is posted "
-        "to GitHub."
+        f"file{'s' if len(files) != 1 else ''}) with the memory of {own.repository}; the review "
+        "is printed here, nothing is posted to GitHub."
     )
     with tempfile.TemporaryDirectory(prefix="memory-agent-") as temp:
         workspace = Path(temp)
         sources_dir = Path(args.sources_dir) if args.sources_dir else change.git.root
         _copy_sources(sources_dir, settings.memory_sources, workspace)
         context = checkout_context(change, workspace, no_save=args.no_save)
-        own = RepositoryStore(store, checkout_repository(change.git))
         result = _run(own, workflow, settings, context, env, progress=progress, reader=change)
     return _print(result)
 

@@ -16,6 +16,7 @@ from memory_action.store.local import STORE_DIR_VARIABLE
 if TYPE_CHECKING:
     from memory_action.store.actions_cache import ActionsCacheStore
 
+
 @dataclass(frozen=True)
 class StoreChoice:
     store: MemoryStore | None

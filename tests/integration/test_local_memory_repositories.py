@@ -45,6 +45,7 @@ def test_what_one_repository_learned_never_reaches_another(
     code, out, err = review_local(capsys, stub, store)
 
     assert code == 0, out + err
+    assert f"with the memory of {other.root};" in err
     assert "No memory saved yet" in err and "Restored memory" not in err
     assert lesson_line() not in stub.requests[-1].body["messages"][0]["content"]
     # In the unrelated checkout, memory list shows none of it; --all shows whose it is.
