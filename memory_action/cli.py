@@ -164,7 +164,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     progress = ProgressLine(sys.stderr, live=is_live_terminal(sys.stderr, os.environ))
     stderr = progress.guard(sys.stderr)
     workflow = Workflow(out=stderr, err=stderr)
-    stop_ticking = progress.start_ticking() if progress.live else lambda: None
+    ticking = progress.live and args.command == "review"  # only a review waits on a model
+    stop_ticking = progress.start_ticking() if ticking else lambda: None
     try:
         return _command(args, workflow, progress)
     except MemoryActionError as exc:

@@ -166,6 +166,11 @@ def _list(view: View, agent_name: str, out: TextIO) -> int:
     and its key. Entries from before keys named a repository belong to none."""
     store, prefix = view.store, prefix_of(agent_name)
     entries = [e for e in store.entries() if _agent_key(e.key, view).startswith(prefix)]
+    if isinstance(store, RepositoryStore) and (others := len(store.store.entries()) - len(entries)):
+        say(
+            f"{others} other entr{'ies' if others != 1 else 'y'} (other repositories', other "
+            "agents', or from before keys named a repository): 'memory list --all' shows them."
+        )
     if not entries:
         print(f"No memory entries under {prefix} in {store.name}.", file=out)
         return 0

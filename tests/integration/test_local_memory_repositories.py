@@ -52,6 +52,7 @@ def test_what_one_repository_learned_never_reaches_another(
     code, out, err = memory(capsys, store, "list")
     assert out.startswith("No memory entries under memory-agent/v1/memory-agent/ in ")
     assert f"(memory of {other.root})" in out
+    assert "1 other entry (other repositories'" in err and "'memory list --all'" in err
     code, out, _ = memory(capsys, store, "list", "--all")
     [line] = out.splitlines()
     assert f" B  {DEMO}  github.com%2Focto%2Fdemo/memory-agent/v1/memory-agent/repo/pr-0/" in line
