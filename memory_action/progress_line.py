@@ -75,11 +75,15 @@ class ProgressLine:
     def __call__(self, event: RequestProgress) -> None:
         with self._lock:
             self._last = event
-            if self.live:
-                self._draw()
-            elif event.stage == SENT:
-                self.out.write(describe(event, self._clock() - self._started) + "\n")
-                self.out.flush()
+            try:
+                if self.live:
+                    self._draw()
+                elif event.stage == SENT:
+                    self.out.write(describe(event, self._clock() - self._started) + "\n")
+                    self.out.flush()
+            except (OSError, ValueError):  # a closed pipe or stream: showing progress never
+                self.live, self._last = False, None  # fails the run; it just stops
+                self.out = _Discard()
 
     def tick(self) -> None:
         """Move the live line's clock while a request waits for its answer."""
@@ -143,3 +147,10 @@ class _Guarded(io.TextIOBase):
 
     def isatty(self) -> bool:
         return self._target.isatty()
+
+
+class _Discard(io.StringIO):
+    """Where progress goes once its stream is gone."""
+
+    def write(self, text: str) -> int:
+        return len(text)

@@ -106,3 +106,13 @@ def test_only_a_real_terminal_gets_the_live_line() -> None:
     assert is_live_terminal(Terminal(), {"TERM": "xterm-256color"})
     assert not is_live_terminal(Terminal(), {"TERM": "dumb"})
     assert not is_live_terminal(io.StringIO(), {"TERM": "xterm"})
+
+
+def test_a_closed_stream_stops_the_progress_not_the_run() -> None:
+    out = io.StringIO()
+    line = ProgressLine(out, live=False, clock=Clock())
+    out.close()
+
+    line(event(SENT, 1))  # no exception: the review goes on without its progress
+    line(event(SENT, 2))
+    line.clear()
