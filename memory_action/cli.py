@@ -15,8 +15,15 @@ import argparse
 import os
 import sys
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from memory_action import __version__
+
+if TYPE_CHECKING:
+    from memory_action.gha import Workflow
+    from memory_action.review.progress import ProgressHook
+
+INTERRUPTED = 130  # 128 + SIGINT, as shells report a command stopped with Ctrl-C
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -118,6 +125,12 @@ def _add_memory(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -
     blame.add_argument("--key", help="an exact key or a key prefix (newest match)")
     for parser in (listing, show, diff, blame):
         _add_store_options(parser)
+        parser.add_argument(
+            "--all",
+            action="store_true",
+            help="the whole store, every repository's entries (default: in a checkout, the "
+            "memory of its repository; keys are then shown without the repository)",
+        )
     _add_history(actions)
 
 
@@ -157,19 +170,37 @@ def main(argv: Sequence[str] | None = None) -> int:
         return run_action()
     from memory_action.errors import MemoryActionError  # noqa: PLC0415
     from memory_action.gha import Workflow  # noqa: PLC0415
+    from memory_action.local.words import cli_words  # noqa: PLC0415
+    from memory_action.progress_line import ProgressLine, is_live_terminal  # noqa: PLC0415
 
-    workflow = Workflow(out=sys.stderr)  # progress on stderr: stdout is the review alone
+    # Progress on stderr: stdout is the review alone. Whatever else goes to stderr clears the
+    # live line first.
+    progress = ProgressLine(sys.stderr, live=is_live_terminal(sys.stderr, os.environ))
+    stderr = progress.guard(sys.stderr)
+    workflow = Workflow(out=stderr, err=stderr)
+    ticking = progress.live and args.command == "review"  # only a review waits on a model
+    stop_ticking = progress.start_ticking() if ticking else lambda: None
     try:
-        if args.command == "review":
-            from memory_action.local.review import review  # noqa: PLC0415
-
-            return review(args, os.environ, workflow)
-        from memory_action.local.memory_cli import memory_command  # noqa: PLC0415
-
-        return memory_command(args, os.environ, sys.stdout)
+        return _command(args, workflow, progress)
     except MemoryActionError as exc:
-        workflow.error(str(exc))
+        workflow.error(exc.in_words(cli_words))  # settings named as flags and variables
         return exc.exit_code
+    except KeyboardInterrupt:
+        workflow.error("Interrupted (Ctrl-C): the run stopped; memory is saved only at its end.")
+        return INTERRUPTED
+    finally:
+        stop_ticking()
+        progress.clear()
+
+
+def _command(args: argparse.Namespace, workflow: Workflow, progress: ProgressHook) -> int:
+    if args.command == "review":
+        from memory_action.local.review import review  # noqa: PLC0415
+
+        return review(args, os.environ, workflow, progress)
+    from memory_action.local.memory_cli import memory_command  # noqa: PLC0415
+
+    return memory_command(args, os.environ, sys.stdout)
 
 
 if __name__ == "__main__":

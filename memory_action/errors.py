@@ -17,11 +17,47 @@ stores catch it and report a warning. An event the action does not handle is not
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Setting:
+    """A setting named in a message. The action calls it an input (``max_memory_kb``), the CLI a
+    flag or a variable (``--max-memory-kb``): a message keeps the setting, each interface
+    renders the name in its own words."""
+
+    name: str  # the action's input name
+    lead: bool = False  # the subject that opens the message ("Input 'max_memory_kb' has …")
+
+
+Words = tuple["str | Setting", ...]
+Naming = Callable[[Setting], str]
+
+
+def input_words(setting: Setting) -> str:
+    """How the action names a setting: its input."""
+    return f"Input '{setting.name}'" if setting.lead else f"the {setting.name} input"
+
+
+def render(words: Words, naming: Naming = input_words) -> str:
+    return "".join(part if isinstance(part, str) else naming(part) for part in words)
+
 
 class MemoryActionError(Exception):
-    """An expected failure: reported as one ``::error::`` line, never as a traceback."""
+    """An expected failure: reported as one ``::error::`` line, never as a traceback.
+
+    The message is text, or ``Words`` that name settings: ``str()`` is the action's wording,
+    ``in_words`` another interface's."""
 
     exit_code = 1
+
+    def __init__(self, message: str | Words = "") -> None:
+        self.words: Words = (message,) if isinstance(message, str) else message
+        super().__init__(render(self.words))
+
+    def in_words(self, naming: Naming) -> str:
+        return render(self.words, naming)
 
 
 class InputError(MemoryActionError):

@@ -27,9 +27,16 @@ def _escape_property(text: str) -> str:
 class Workflow:
     """Writes workflow commands for one run; ``env`` and ``out`` are injectable for tests."""
 
-    def __init__(self, env: Mapping[str, str] | None = None, out: TextIO | None = None) -> None:
+    def __init__(
+        self,
+        env: Mapping[str, str] | None = None,
+        out: TextIO | None = None,
+        err: TextIO | None = None,
+    ) -> None:
+        """``err``: where annotations go outside Actions (default: stderr)."""
         self._env = os.environ if env is None else env
         self._out = out
+        self._err = err
         self._masked: set[str] = set()
 
     @property
@@ -52,7 +59,7 @@ class Workflow:
             print(f"::{name}{props}::{_escape_data(message)}", file=self.out, flush=True)
         else:
             label = {"error": "Error", "warning": "Warning", "notice": "Note"}.get(name, name)
-            print(f"{label}: {message}", file=sys.stderr, flush=True)
+            print(f"{label}: {message}", file=self._err or sys.stderr, flush=True)
 
     def error(self, message: str, title: str | None = None) -> None:
         self._command("error", message, title)

@@ -100,6 +100,7 @@ def build_services(
 ) -> Services:
     from memory_action import pipeline  # noqa: PLC0415
     from memory_action.github.client import GitHubClient  # noqa: PLC0415
+    from memory_action.progress_line import ProgressLine  # noqa: PLC0415
     from memory_action.store.factory import actions_store  # noqa: PLC0415
 
     choice = actions_store(settings, context, env, workflow)
@@ -113,6 +114,7 @@ def build_services(
         layer_admin=choice.layer_admin,
         github=github,
         model_factory=build_model or model_factory(settings, env),
+        progress=ProgressLine(workflow.out, live=False),  # the log: one line per model request
     )
 
 

@@ -37,7 +37,7 @@ from memory_action.plan import (  # re-exported: callers build Services from her
     saves_committed,
 )
 from memory_action.promotion import merge_comment_learning, overlay_from_comment, promote
-from memory_action.publish import post_comment, write_summary
+from memory_action.publish import figures_of, post_comment, write_summary
 from memory_action.pull_request import PullRequestReader
 from memory_action.scope import compute_scope
 from memory_action.settings import Mode, Settings
@@ -285,13 +285,10 @@ def run_agent(
             unchanged=prepared.unchanged if prepared is not None else frozenset(),
             brief=checked.brief if checked is not None else "",
             skills=skills,
+            progress=the_plan.services.progress,
         )
-        cost = outcome.cost
-        the_plan.log.info(
-            f"Review {outcome.outcome}: {cost.model_calls} model calls, {cost.tokens_in:,} "
-            f"tokens in, {cost.tokens_out:,} out; {outcome.files_reviewed} files reviewed, "
-            f"{outcome.files_skipped} not."
-        )
+        # The one summary line of a review, in the action's log and at the terminal alike.
+        the_plan.log.info(f"Review {outcome.outcome}: {figures_of(outcome).cost_line()}")
     if outcome.note:
         the_plan.log.warning(outcome.note)
     used = (skills.note(),) if skills.used else ()

@@ -20,6 +20,7 @@ from memory_action.memory.provenance import Provenance, Stamp
 from memory_action.memory.scrub import RefusalLog
 from memory_action.memory.sources import MemoryFiles, MemorySource, find_symlink
 from memory_action.pull_request import PullRequestCommenter, PullRequestReader
+from memory_action.review.progress import ProgressHook
 from memory_action.scope import Layer, MemoryScope
 from memory_action.settings import Mode, Settings
 from memory_action.store.base import LayerAdmin, MemoryStore, SaveResult
@@ -76,6 +77,7 @@ class Services:
     sleep: Callable[[float], None] = time.sleep  # waits out a provider's short rate limit
     lossless: bool = True  # False only to measure what newest-entry-wins loses
     sources_from_base: bool = True  # a PR run reads memory_sources at the base commit
+    progress: ProgressHook | None = None  # hears of each model request (``progress_line``)
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 from typing import TypeVar
 
-from memory_action.errors import InputError
+from memory_action.errors import InputError, Setting
 from memory_action.numbers import ascii_int
 from memory_action.review.profile import (
     ModelProfile,
@@ -179,7 +179,9 @@ MAX_MODEL_CALLS = (1, 100)
 
 
 def _bad(name: str, value: str, accepted: str) -> InputError:
-    return InputError(f"Input '{name}' has the invalid value {value!r}; accepted: {accepted}.")
+    return InputError(
+        (Setting(name, lead=True), f" has the invalid value {value!r}; accepted: {accepted}.")
+    )
 
 
 def parse_bool(name: str, raw: str) -> bool:
@@ -305,11 +307,18 @@ def auto_memory_kb(profile: ModelProfile) -> int:
 
 def _no_room(profile: ModelProfile, value: str) -> InputError:
     fits = memory_kb_that_fits(profile.input_tokens)
-    fix = f"lower max_memory_kb to {fits} or less, or" if fits >= 1 else ""
+    budget = Setting("max_memory_kb")
+    fix = ("lower ", budget, f" to {fits} or less, or ") if fits >= 1 else ()
     return InputError(
-        f"Input 'max_memory_kb' ({value}) does not fit the model's input limit with room for the "
-        f"pull request: {profile.describe()}; {fix} raise max_input_tokens if your model "
-        "accepts more."
+        (
+            Setting("max_memory_kb", lead=True),
+            f" ({value}) does not fit the model's input limit with room for the pull request: "
+            f"{profile.describe()}; ",
+            *fix,
+            "raise ",
+            Setting("max_input_tokens"),
+            " if your model accepts more.",
+        )
     )
 
 

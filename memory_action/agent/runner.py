@@ -15,6 +15,7 @@ fix; it carries the partial ``AgentOutcome``.
 from __future__ import annotations
 
 import contextvars
+import json
 import re
 import threading
 import time
@@ -51,7 +52,7 @@ from langgraph.errors import GraphBubbleUp, GraphRecursionError
 from langgraph.types import Command
 
 from memory_action.agent.repeats import RefusedRepeats
-from memory_action.errors import AgentError, MemoryActionError
+from memory_action.errors import AgentError, MemoryActionError, Setting, Words, render
 
 DRAIN_GRACE_S = 10.0  # how long a timed-out run may finish a tool call already started
 STEPS_PER_MODEL_CALL = 10  # graph supersteps per loop, with room for middleware nodes
@@ -67,12 +68,16 @@ CUT_OFF = {"finish_reason": "length", "stop_reason": "max_tokens"}
 
 _SDK_PREFIX = re.compile(r"^Error code: \d+ - ")  # the SDKs repeat the status we already give
 
-AUTH_HINTS = {
-    "github": "the workflow needs `permissions: models: read` for GitHub Models",
-    "openai": "check the model_api_key input",
-    "anthropic": "check the model_api_key input",
-    "": "for github: models the workflow needs `permissions: models: read`; "
-    "for openai: and anthropic: models check the model_api_key input",
+_API_KEY = Setting("model_api_key")
+AUTH_HINTS: dict[str, Words] = {
+    "github": ("the workflow needs `permissions: models: read` for GitHub Models",),
+    "openai": ("check ", _API_KEY),
+    "anthropic": ("check ", _API_KEY),
+    "": (
+        "for github: models the workflow needs `permissions: models: read`; "
+        "for openai: and anthropic: models check ",
+        _API_KEY,
+    ),
 }
 
 
@@ -93,7 +98,7 @@ class AgentOutcome:
 class AgentRunError(AgentError):
     """The run ended without a usable answer; ``outcome`` says how far it got."""
 
-    def __init__(self, message: str, outcome: AgentOutcome) -> None:
+    def __init__(self, message: str | Words, outcome: AgentOutcome) -> None:
         super().__init__(message)
         self.outcome = outcome
 
@@ -360,21 +365,34 @@ def _raise_mapped(
     if isinstance(error, GraphRecursionError):
         raise _failure(guard, CALL_LIMIT, _limit_text(guard.model_calls)) from None
     if isinstance(error, _ModelCallError) and error.__cause__ is not None:
-        text = describe_model_error(error.__cause__, _model_name(model), provider)
+        text = model_error_words(error.__cause__, _model_name(model), provider)
         raise _failure(guard, MODEL_ERROR, text) from error.__cause__
     raise error  # a MemoryActionError is already one clear line; anything else is a bug
 
 
-def _failure(guard: RunGuard, reason: str, text: str) -> AgentRunError:
+def _failure(guard: RunGuard, reason: str, text: str | Words) -> AgentRunError:
     outcome = AgentOutcome("", guard.model_calls, guard.tool_calls, False, reason)
     return AgentRunError(text, outcome)
 
 
-def _timeout_text(timeout_s: float) -> str:
+def _timeout_text(timeout_s: float) -> Words:
+    budget = Setting("timeout_minutes")
     return (
-        f"The agent did not finish within timeout_minutes={timeout_s / 60:g}; "
-        "raise timeout_minutes or use a faster model."
+        f"The agent did not finish in the {readable_duration(timeout_s)} the run had left of ",
+        budget,
+        "; raise ",
+        budget,
+        " or use a faster model.",
     )
+
+
+def readable_duration(seconds: float) -> str:
+    """``59 s``, ``1 min 30 s``, ``10 min``: what a person reads in a message."""
+    whole = max(0, round(seconds))
+    if whole < 60:
+        return f"{whole} s"
+    minutes, rest = divmod(whole, 60)
+    return f"{minutes} min {rest} s" if rest else f"{minutes} min"
 
 
 def _limit_text(calls: int) -> str:
@@ -385,6 +403,11 @@ def _limit_text(calls: int) -> str:
 
 
 def describe_model_error(exc: BaseException, model_name: str, provider: str = "") -> str:
+    """One line for a failed model call, in the action's words (``model_error_words``)."""
+    return render(model_error_words(exc, model_name, provider))
+
+
+def model_error_words(exc: BaseException, model_name: str, provider: str = "") -> Words:
     """One line for a failed model call: what happened and what to change.
 
     langchain-core's ``Model*Error`` types (which the provider packages raise, whatever the
@@ -398,25 +421,43 @@ def describe_model_error(exc: BaseException, model_name: str, provider: str = ""
     ):
         hint = AUTH_HINTS.get(provider, AUTH_HINTS[""])
         code = status or (403 if isinstance(exc, ModelPermissionDeniedError) else 401)
-        return f"The model provider refused the credentials (HTTP {code}): {hint}."
+        return (f"The model provider refused the credentials (HTTP {code}): ", *hint, ".")
     if isinstance(exc, ModelNotFoundError) or status == 404:
         return (
-            f"The model provider does not know the model {model_name!r} (HTTP 404): "
-            "check the model input."
+            f"The model provider does not know the model {model_name!r} (HTTP 404): check ",
+            Setting("model"),
+            ".",
         )
+    transport = _transport_words(exc, detail)
+    if transport is not None:
+        return transport
     for kind, text in _MODEL_ERRORS:
         if isinstance(exc, kind):
-            return text.format(status=status, detail=detail)
+            return (text.format(status=status, detail=detail),)
     if isinstance(status, int):
-        return f"The model provider answered HTTP {status}: {detail}"
-    return f"The model call failed: {type(exc).__name__}: {detail}"
+        return (f"The model provider answered HTTP {status}: {detail}",)
+    return (f"The model call failed: {type(exc).__name__}: {detail}",)
+
+
+def _transport_words(exc: BaseException, detail: str) -> Words | None:
+    """The server could not be reached, or its answer could not be read."""
+    base_url = Setting("model_base_url")
+    if isinstance(exc, ModelConnectionError):
+        return ("Could not reach the model provider (check ", base_url, f"): {detail}")
+    if isinstance(exc, json.JSONDecodeError):  # the SDK parsed a cut-off or garbled body
+        return (
+            f"The model provider's answer is not valid JSON (cut off or garbled: {detail}): "
+            "check that ",
+            base_url,
+            " is an OpenAI-compatible server, or try again.",
+        )
+    return None
 
 
 _MODEL_ERRORS: tuple[tuple[type[Exception], str], ...] = (
     (ModelRateLimitError, "The model provider is rate limiting this token (HTTP 429): {detail}"),
     (ContextOverflowError, "The request is larger than the model's context window: {detail}"),
     (ModelTimeoutError, "The model provider did not answer in time: {detail}"),
-    (ModelConnectionError, "Could not reach the model provider (check model_base_url): {detail}"),
     (ModelError, "The model provider answered HTTP {status}: {detail}"),
 )
 

@@ -21,6 +21,7 @@ from memory_action.memory.sources import MemoryFiles
 from memory_action.pull_request import PullRequestReader
 from memory_action.review.engine import ReviewEngine, ReviewResult, ReviewSetup
 from memory_action.review.messages import bounded, untrusted_chars
+from memory_action.review.progress import ProgressHook
 from memory_action.settings import Mode, Settings
 from memory_action.skills import SkillBook
 from memory_action.untrusted_markdown import fence
@@ -44,6 +45,7 @@ class AgentSession:
         unchanged: frozenset[str] = frozenset(),
         brief: str = "",
         skills: SkillBook | None = None,
+        progress: ProgressHook | None = None,
     ) -> ReviewResult:
         """Review (``earlier``: the open findings; ``unchanged``: files not reviewed again) or
         maintain memory (``brief``: what the checks before the model found)."""
@@ -70,7 +72,9 @@ class AgentSession:
             memory=memory,
             provider=self.settings.model.provider,
         )
-        engine = ReviewEngine(model, setup, memory=middleware, tools=tools, sleep=sleep)
+        engine = ReviewEngine(
+            model, setup, memory=middleware, tools=tools, sleep=sleep, progress=progress
+        )
         if review:
             assert reader is not None  # noqa: S101 - checked by ``review`` above
             return engine.review(reader, extra=self._extra(), earlier=earlier, unchanged=unchanged)

@@ -32,7 +32,7 @@ from memory_action.scope import new_nonce, save_suffix
 from memory_action.store.base import SaveResult
 from memory_action.store.git import GitMemoryStore, folder_of
 from memory_action.store.git_remote import GitRemoteError
-from memory_action.store.local import LocalDirectoryStore
+from memory_action.store.local import EntryStore
 
 SIDECAR_SUFFIX = ".provenance.json"
 
@@ -61,7 +61,7 @@ class History(Protocol):
 
 @dataclass(frozen=True)
 class LocalHistory:
-    store: LocalDirectoryStore
+    store: EntryStore
 
     @property
     def name(self) -> str:
@@ -137,7 +137,10 @@ def show_log(history: History, prefix: str, out: TextIO) -> int:
     return 0
 
 
-def rollback(history: History, prefix: str, revision: str, max_bytes: int, out: TextIO) -> int:
+def rollback(
+    history: History, prefix: str, revision: str, max_bytes: int, out: TextIO, *, over: str = ""
+) -> int:
+    """``over``: the committed prefix when ``prefix`` is an overlay (it applies on top)."""
     files = history.files_at(prefix, revision)
     text = files.get(MEMORY_FILE, "")
     refused = _refusal(text, max_bytes)
@@ -146,7 +149,7 @@ def rollback(history: History, prefix: str, revision: str, max_bytes: int, out: 
             f"Not rolled back: {revision} {refused}; roll back to another revision (or export, "
             "edit and import)."
         )
-    key = _save_new(history, prefix, text, _kept(files, text), "rollback")
+    key = _save_new(history, prefix, text, _kept(files, text), "rollback", over=over)
     print(f"Restored {revision} as a new entry {key}.", file=out)
     return 0
 
@@ -163,7 +166,15 @@ def export(history: History, prefix: str, target: Path, out: TextIO) -> int:
     return 0
 
 
-def import_file(history: History, prefix: str, source: Path, max_bytes: int, out: TextIO) -> int:
+def import_file(
+    history: History,
+    prefix: str,
+    source: Path,
+    max_bytes: int,
+    out: TextIO,
+    *,
+    over: str = "",
+) -> int:
     try:
         text = source.read_bytes().decode("utf-8")
     except (OSError, UnicodeDecodeError) as exc:
@@ -172,7 +183,7 @@ def import_file(history: History, prefix: str, source: Path, max_bytes: int, out
     if refused:
         raise InputError(f"Not imported: {source} {refused}; fix it and import again.")
     _, files = history.current(prefix)
-    key = _save_new(history, prefix, text, _kept(files, text), "import")
+    key = _save_new(history, prefix, text, _kept(files, text), "import", over=over)
     print(f"Imported {source} as {key}.", file=out)
     return 0
 
@@ -199,11 +210,17 @@ def _kept(files: Mapping[str, str], text: str) -> Provenance:
     return Provenance({line: r for line, r in records.items() if line in kept})
 
 
-def _save_new(history: History, prefix: str, text: str, provenance: Provenance, why: str) -> str:
-    """Save ``text`` as the newest committed entry, replacing (not rewriting) the current one."""
+def _save_new(
+    history: History, prefix: str, text: str, provenance: Provenance, why: str, *, over: str
+) -> str:
+    """Save ``text`` as the layer's newest entry, replacing (not rewriting) the current one; an
+    overlay (``over`` set) records the committed text it applies on top of as its base."""
     replaced, current = history.current(prefix)
+    base = history.current(over)[1] if over else current
     state = EntryState(
-        "committed", base=current.get(MEMORY_FILE, ""), parents=replaced[:MAX_PARENTS]
+        "overlay" if over else "committed",
+        base=base.get(MEMORY_FILE, ""),
+        parents=replaced[:MAX_PARENTS],
     )
     # The time stands in for a run id: a command line has no run, and keys must stay unique.
     key = f"{prefix}{save_suffix(str(int(time.time())), '1', why, new_nonce())}"

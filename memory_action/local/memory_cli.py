@@ -1,26 +1,126 @@
-"""``memory-agent memory list|show|diff|blame``: read the local store for people."""
+"""``memory-agent memory list|show|diff|blame``: read the local store for people.
+
+In a checkout the commands see that repository's memory (``local.repository``), and ``show``,
+``blame`` and the history commands find the local layer (what ``review --local`` saved) by
+default; ``--all``, or a folder outside any checkout, shows the whole store with each entry's
+repository. Which memory is shown is said on stderr, so stdout stays the entries alone.
+"""
 
 from __future__ import annotations
 
 import argparse
+import sys
 from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TextIO
+from urllib.parse import unquote
 
 from memory_action.errors import InputError
+from memory_action.local.diff import LOCAL_NUMBER
+from memory_action.local.repository import (
+    NO_REPOSITORY,
+    RepositoryStore,
+    current_repository,
+    repository_of_key,
+)
 from memory_action.memory.diff import memory_diff
 from memory_action.memory.provenance import Provenance, render_blame
 from memory_action.memory.state import MEMORY_FILE, PROVENANCE_FILE
 from memory_action.scope import agent_prefix as prefix_of
 from memory_action.settings import parse_agent_name
-from memory_action.store.local import LocalDirectoryStore, StoredEntry, default_store_dir
+from memory_action.store.local import (
+    STORE_DIR_VARIABLE,
+    EntryStore,
+    LocalDirectoryStore,
+    StoredEntry,
+    default_store_dir,
+)
 
 HISTORY_COMMANDS = ("log", "rollback", "export", "import")
+
+
+@dataclass(frozen=True)
+class View:
+    """The memory a command sees: one repository's (``repository``), or the whole store."""
+
+    store: EntryStore
+    repository: str | None
+
+    def describe(self) -> str:
+        if self.repository is None:
+            return f"every repository's memory in the {self.store_name}"
+        return f"the memory of {self.repository} in the {self.store_name}"
+
+    @property
+    def store_name(self) -> str:
+        store = self.store.store if isinstance(self.store, RepositoryStore) else self.store
+        return store.name
+
+
+def local_layer(agent_name: str) -> str:
+    """Where ``review --local`` saves: the overlay of the local change (``pr-0``)."""
+    return f"{prefix_of(agent_name)}repo/pr-{LOCAL_NUMBER}/"
+
+
+def layer_name(key: str, agent_name: str) -> str:
+    """The layer a key of the agent's belongs to, for people."""
+    rest = key.partition(prefix_of(agent_name))[2]
+    parts = rest.split("/")
+    if parts[0] == "repo" and len(parts) > 1:
+        return _overlay_or_committed(parts[1], "repository")
+    if parts[0] == "branch" and len(parts) > 2:
+        return _overlay_or_committed(parts[2], f"branch {unquote(parts[1])}")
+    if parts[0] == "pr" and len(parts) > 1:
+        return f"pull request #{parts[1]} memory"
+    return "unknown layer"
+
+
+def _overlay_or_committed(part: str, scope: str) -> str:
+    if part == "committed":
+        return f"{scope} committed"
+    if part == f"pr-{LOCAL_NUMBER}":
+        return "local"
+    return f"pull request #{part.removeprefix('pr-')}"
+
+
+def say(message: str) -> None:
+    """Which memory a command shows: on stderr, beside the entries on stdout."""
+    print(message, file=sys.stderr)
 
 
 def open_store(args: argparse.Namespace, env: Mapping[str, str]) -> LocalDirectoryStore:
     root = Path(args.store_dir).expanduser() if args.store_dir else default_store_dir(env)
     return LocalDirectoryStore(root)
+
+
+def usable_store(
+    args: argparse.Namespace, env: Mapping[str, str], *, writing: bool
+) -> LocalDirectoryStore:
+    """The store, refused (exit 2) when it cannot be used, before anything is spent on a run."""
+    store = open_store(args, env)
+    problem = store.unusable(writing=writing)
+    if problem is None:
+        return store
+    if args.store_dir:
+        named = f"--store-dir {args.store_dir}"
+    elif env.get(STORE_DIR_VARIABLE):
+        named = f"${STORE_DIR_VARIABLE} ({store.root})"
+    else:
+        named = f"The default store folder {store.root}"
+    raise InputError(
+        f"{named} cannot hold the memory store: {problem}; give --store-dir a folder you can "
+        "write to."
+    )
+
+
+def open_view(args: argparse.Namespace, env: Mapping[str, str]) -> View:
+    """The current checkout's memory; the whole store with ``--all`` or outside a checkout."""
+    store = open_store(args, env)
+    repository = None if getattr(args, "all", False) else current_repository(Path.cwd(), env)
+    if repository is None:
+        return View(store, None)
+    return View(RepositoryStore(store, repository), repository)
 
 
 def memory_command(args: argparse.Namespace, env: Mapping[str, str], out: TextIO) -> int:
@@ -30,17 +130,26 @@ def memory_command(args: argparse.Namespace, env: Mapping[str, str], out: TextIO
         from memory_action.local.memory_commands import history_command  # noqa: PLC0415
 
         return history_command(args, env, agent_name, out)
-    store = open_store(args, env)
+    view = open_view(args, env)
+    store = view.store
     if args.memory_command == "list":
-        return _list(store, agent_prefix, out)
-    if args.memory_command == "show":
-        return _show(store, _pick(store, args.key or agent_prefix, agent_prefix), out)
-    if args.memory_command == "blame":
-        return _blame(store, _pick(store, args.key or agent_prefix, agent_prefix), out)
+        say(f"Listing {view.describe()}.")
+        return _list(view, agent_name, out)
+    if args.memory_command in ("show", "blame"):
+        entry = _pick(store, args.key or _default_layer(store, agent_name), agent_prefix)
+        say(f"Showing the {layer_name(entry.key, agent_name)} layer of {view.describe()}.")
+        show = _show if args.memory_command == "show" else _blame
+        return show(store, entry, out)
     return _diff(store, args, agent_prefix, out)
 
 
-def _pick(store: LocalDirectoryStore, key_or_prefix: str, agent_prefix: str) -> StoredEntry:
+def _default_layer(store: EntryStore, agent_name: str) -> str:
+    """The local layer when it holds an entry, else any of the agent's entries."""
+    local = local_layer(agent_name)
+    return local if store.entries(local) else prefix_of(agent_name)
+
+
+def _pick(store: EntryStore, key_or_prefix: str, agent_prefix: str) -> StoredEntry:
     """The newest entry whose key equals or starts with ``key_or_prefix``."""
     entries = store.entries(key_or_prefix)
     if not entries:
@@ -52,18 +161,44 @@ def _pick(store: LocalDirectoryStore, key_or_prefix: str, agent_prefix: str) -> 
     return exact[0] if exact else entries[0]
 
 
-def _list(store: LocalDirectoryStore, prefix: str, out: TextIO) -> int:
-    entries = store.entries(prefix)
+def _list(view: View, agent_name: str, out: TextIO) -> int:
+    """One line per entry: when, how big, whose (the layer, or with ``--all`` the repository)
+    and its key. Entries from before keys named a repository belong to none."""
+    store, prefix = view.store, prefix_of(agent_name)
+    entries = [e for e in store.entries() if _agent_key(e.key, view).startswith(prefix)]
+    if isinstance(store, RepositoryStore) and (others := len(store.store.entries()) - len(entries)):
+        say(
+            f"{others} other entr{'ies' if others != 1 else 'y'} (other repositories', other "
+            "agents', or from before keys named a repository): 'memory list --all' shows them."
+        )
     if not entries:
         print(f"No memory entries under {prefix} in {store.name}.", file=out)
         return 0
     for entry in entries:
         created = entry.created.isoformat(timespec="seconds")
-        print(f"{created}  {entry.size:>7} B  {entry.key}", file=out)
+        whose = layer_name(entry.key, agent_name) if view.repository else _repository(entry)
+        print(f"{created}  {entry.size:>7} B  {whose}  {entry.key}", file=out)
+    if view.repository is None and any(repository_of_key(e.key) is None for e in entries):
+        say(
+            f"Entries of repository {NO_REPOSITORY} were saved before keys named a repository: "
+            "no review reads them; to keep one, 'memory show --all --key KEY', save its "
+            "AGENTS.md and 'memory import' it in its repository."
+        )
     return 0
 
 
-def _show(store: LocalDirectoryStore, entry: StoredEntry, out: TextIO) -> int:
+def _agent_key(key: str, view: View) -> str:
+    """The key as the scope wrote it: without the repository the whole store puts first."""
+    if view.repository is not None or repository_of_key(key) is None:
+        return key
+    return key.partition("/")[2]
+
+
+def _repository(entry: StoredEntry) -> str:
+    return repository_of_key(entry.key) or NO_REPOSITORY
+
+
+def _show(store: EntryStore, entry: StoredEntry, out: TextIO) -> int:
     print(f"# {entry.key} ({entry.created.isoformat(timespec='seconds')})", file=out)
     for path, text in sorted(store.read_entry(entry.key).items()):
         print(f"\n## {path}\n", file=out)
@@ -71,7 +206,7 @@ def _show(store: LocalDirectoryStore, entry: StoredEntry, out: TextIO) -> int:
     return 0
 
 
-def _blame(store: LocalDirectoryStore, entry: StoredEntry, out: TextIO) -> int:
+def _blame(store: EntryStore, entry: StoredEntry, out: TextIO) -> int:
     files = store.read_entry(entry.key)
     records = Provenance.from_text(files.get(PROVENANCE_FILE, ""))
     print(f"# {entry.key} ({entry.created.isoformat(timespec='seconds')})", file=out)
@@ -79,7 +214,7 @@ def _blame(store: LocalDirectoryStore, entry: StoredEntry, out: TextIO) -> int:
     return 0
 
 
-def _diff(store: LocalDirectoryStore, args: argparse.Namespace, prefix: str, out: TextIO) -> int:
+def _diff(store: EntryStore, args: argparse.Namespace, prefix: str, out: TextIO) -> int:
     if args.old or args.new:
         if not (args.old and args.new):
             raise InputError("memory diff needs both --old and --new, or neither.")

@@ -25,10 +25,17 @@ from memory_action.errors import InputError, MemoryFileError
 from memory_action.gha import Workflow
 from memory_action.local.context import checkout_context, local_run_id, write_note
 from memory_action.local.diff import open_change
-from memory_action.local.memory_cli import open_store
+from memory_action.local.memory_cli import usable_store
+from memory_action.local.repository import (
+    RepositoryStore,
+    checkout_repository,
+    pull_request_repository,
+)
+from memory_action.local.words import API_KEY_VARIABLE
 from memory_action.main import ask_server, mask_secrets, model_factory
 from memory_action.publish import figures_of
 from memory_action.pull_request import PullRequestReader
+from memory_action.review.progress import ProgressHook
 from memory_action.settings import (
     API_KEY_VARIABLES,
     Secret,
@@ -39,7 +46,6 @@ from memory_action.settings import (
 from memory_action.store.hygiene import LocalLayerAdmin
 
 TOKEN_VARIABLES = ("GITHUB_TOKEN", "GH_TOKEN")
-API_KEY_VARIABLE = "MEMORY_AGENT_MODEL_API_KEY"
 
 
 def settings_from_flags(
@@ -106,24 +112,33 @@ def check_model_credentials(settings: Settings, env: Mapping[str, str]) -> None:
         )
 
 
-def review(args: argparse.Namespace, env: Mapping[str, str], workflow: Workflow) -> int:
+def review(
+    args: argparse.Namespace,
+    env: Mapping[str, str],
+    workflow: Workflow,
+    progress: ProgressHook | None = None,
+) -> int:
+    """``progress`` hears of each model request (the CLI shows it on stderr)."""
     if args.local:
         if args.repo or args.pr is not None:
             raise InputError(
                 "--local reviews the current checkout: leave out --repo and --pr, or drop --local."
             )
-        return _review_checkout(args, env, workflow)
+        return _review_checkout(args, env, workflow, progress)
     if args.base is not None:
         raise InputError("--base goes with --local: add --local, or leave out --base.")
     if not args.repo or args.pr is None:
         raise InputError(
             "review needs --repo OWNER/NAME and --pr N, or --local for the current checkout."
         )
-    return _review_pull_request(args, env, workflow)
+    return _review_pull_request(args, env, workflow, progress)
 
 
 def _review_pull_request(
-    args: argparse.Namespace, env: Mapping[str, str], workflow: Workflow
+    args: argparse.Namespace,
+    env: Mapping[str, str],
+    workflow: Workflow,
+    progress: ProgressHook | None,
 ) -> int:
     from memory_action.github.client import GitHubClient  # noqa: PLC0415 - PyGithub only when needed
 
@@ -134,6 +149,7 @@ def _review_pull_request(
             "pull request, e.g. GITHUB_TOKEN=$(gh auth token)."
         )
     check_model_credentials(settings, env)
+    store = usable_store(args, env, writing=not args.no_save)
     mask_secrets(settings, workflow)
     api_url = env.get("GITHUB_API_URL", "https://api.github.com")
     github = GitHubClient(settings.github_token.reveal(), api_url, args.repo)
@@ -141,40 +157,50 @@ def _review_pull_request(
         workspace = Path(temp)
         _copy_sources(Path(args.sources_dir or "."), settings.memory_sources, workspace)
         context = _local_context(args, github, workspace, api_url)
-        result = _run(args, env, workflow, settings, context, github=github)
+        repository = pull_request_repository(args.repo, env.get("GITHUB_SERVER_URL", ""))
+        own = RepositoryStore(store, repository)
+        result = _run(own, workflow, settings, context, env, progress=progress, github=github)
     return _print(result)
 
 
-def _review_checkout(args: argparse.Namespace, env: Mapping[str, str], workflow: Workflow) -> int:
+def _review_checkout(
+    args: argparse.Namespace,
+    env: Mapping[str, str],
+    workflow: Workflow,
+    progress: ProgressHook | None,
+) -> int:
     change = open_change(Path.cwd(), args.base, env)
     settings = settings_from_flags(args, env, workflow.warning)
     check_model_credentials(settings, env)
+    store = usable_store(args, env, writing=not args.no_save)
     mask_secrets(settings, workflow)
     files = change.changed_files()
+    own = RepositoryStore(store, checkout_repository(change.git))
     workflow.info(
         f"Reviewing git diff {change.base}...HEAD of {change.git.root} ({len(files)} changed "
-        "files); the review is printed here, nothing is posted to GitHub."
+        f"file{'s' if len(files) != 1 else ''}) with the memory of {own.repository}; the review "
+        "is printed here, nothing is posted to GitHub."
     )
     with tempfile.TemporaryDirectory(prefix="memory-agent-") as temp:
         workspace = Path(temp)
         sources_dir = Path(args.sources_dir) if args.sources_dir else change.git.root
         _copy_sources(sources_dir, settings.memory_sources, workspace)
         context = checkout_context(change, workspace, no_save=args.no_save)
-        result = _run(args, env, workflow, settings, context, reader=change)
+        result = _run(own, workflow, settings, context, env, progress=progress, reader=change)
     return _print(result)
 
 
 def _run(
-    args: argparse.Namespace,
-    env: Mapping[str, str],
+    store: RepositoryStore,
     workflow: Workflow,
     settings: Settings,
     context: RunContext,
+    env: Mapping[str, str],
     *,
+    progress: ProgressHook | None,
     github: pipeline.GitHubAccess | None = None,
     reader: PullRequestReader | None = None,
 ) -> pipeline.RunResult:
-    store = open_store(args, env)
     services = pipeline.Services(
         workflow=workflow,
         store=store,
@@ -184,24 +210,21 @@ def _run(
         model_factory=model_factory(settings, env),
         layer_admin=lambda _ref: LocalLayerAdmin(store),
         sources_from_base=False,  # the person at the terminal chose the sources folder
+        progress=progress,
     )
     return pipeline.run(settings, context, services)
 
 
 def _print(result: pipeline.RunResult) -> int:
-    """The review (and memory changes) on stdout; what it did not cover and what it cost on
-    stderr, with the progress, so stdout stays the review alone."""
+    """The review (and memory changes) on stdout; what it did not cover on stderr, with the
+    progress and the run's one summary line (the pipeline's), so stdout stays the review alone."""
     review = result.review
     print(result.response)
     if result.memory_diff:
         print(f"\nMemory changes:\n{result.memory_diff}")
     if review is not None:
-        shown = figures_of(review)
-        if review.note:
-            print(f"Note: {review.note}", file=sys.stderr)
-        for path, why in shown.not_reviewed:
+        for path, why in figures_of(review).not_reviewed:
             print(f"Not reviewed: {path}: {why}", file=sys.stderr)
-        print(f"Review {shown.outcome}: {shown.cost_line()}", file=sys.stderr)
     return 0
 
 

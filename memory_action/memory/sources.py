@@ -14,7 +14,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
-from memory_action.errors import MemoryFileError
+from memory_action.errors import MemoryFileError, Setting
 from memory_action.settings import Settings
 
 WRITABLE_OVERRUN = 4  # how far past its budget the writable memory may be and still load
@@ -173,7 +173,14 @@ def _read(
 
 def _check_size(shown: str, size: int, max_bytes: int, budget: int) -> None:
     if size > max_bytes:
+        budget_setting = Setting("max_memory_kb")
         raise MemoryFileError(
-            f"Memory file {shown} is {size} bytes, over the limit of {max_bytes} bytes "
-            f"(max_memory_kb={budget // 1024}): raise max_memory_kb or trim it."
+            (
+                f"Memory file {shown} is {size} bytes, over the limit of {max_bytes} bytes "
+                f"({budget // 1024} KiB from ",
+                budget_setting,
+                "): raise ",
+                budget_setting,
+                " or trim it.",
+            )
         )

@@ -26,7 +26,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from langchain.agents.middleware import AgentMiddleware
+from langchain.agents.middleware import AgentMiddleware, AgentState, ModelRequest, ModelResponse
 from langchain_core.language_models import BaseChatModel
 from langchain_core.tools import BaseTool
 
@@ -37,7 +37,7 @@ from memory_action.agent.runner import (
     AgentRunError,
     run_agent,
 )
-from memory_action.errors import AgentError
+from memory_action.errors import AgentError, Setting
 from memory_action.memory.middleware import MemoryMiddleware
 from memory_action.memory.scrub import redact
 from memory_action.pull_request import ChangedFile, PullRequestReader
@@ -77,6 +77,13 @@ from memory_action.review.messages import (
     untrusted_chars,
 )
 from memory_action.review.profile import ModelProfile
+from memory_action.review.progress import (
+    ANSWERED,
+    SENT,
+    ProgressHook,
+    RequestProgress,
+    Stage,
+)
 from memory_action.review.selection import ReviewFile, Skipped, select_files
 from memory_action.review.tokens import TokenEstimator
 
@@ -160,7 +167,9 @@ class ReviewEngine:
         estimator: TokenEstimator | None = None,
         clock: Callable[[], float] = time.monotonic,
         sleep: Callable[[float], None] = time.sleep,
+        progress: ProgressHook | None = None,
     ) -> None:
+        """``progress`` hears of every model request as it is sent and answered."""
         self.model = model
         self.setup = setup
         self.memory = memory
@@ -181,6 +190,8 @@ class ReviewEngine:
         self._limits = ProviderLimits(
             deadline=self._deadline, estimate=self._budget.estimate, clock=clock, sleep=sleep
         )
+        self._progress = progress
+        self._part, self._part_files, self._planned = "the review", 0, 1
 
     # -- the review --------------------------------------------------------------------------
 
@@ -220,9 +231,14 @@ class ReviewEngine:
             )
         if progress.too_large and not progress.findings:
             raise AgentError(
-                "The model provider refused every request as too large for its input limit "
-                f"({self.setup.profile.describe()}): lower max_memory_kb, or set "
-                "max_input_tokens to the limit your model really has."
+                (
+                    "The model provider refused every request as too large for its input limit "
+                    f"({self.setup.profile.describe()}): lower ",
+                    Setting("max_memory_kb"),
+                    ", or set ",
+                    Setting("max_input_tokens"),
+                    " to the limit your model really has.",
+                )
             )
         answer = _with_notes(self._answer(pr_header, progress), progress.findings)
         return self._result(answer, chosen, progress)
@@ -236,6 +252,7 @@ class ReviewEngine:
         if not self._fits(task):
             note = " ".join(filter(None, [first, self._no_room_note()]))
             return ReviewResult(first or note, SKIPPED, True, self.cost, (), (), note)
+        self._working_on("memory maintenance", 0, planned=self.cost.model_calls + 1)
         try:
             answer = self._converse(task, max(1, self._calls_left()), tools=self.tools).answer
         except DailyQuotaError as exc:
@@ -318,6 +335,8 @@ class ReviewEngine:
         )
         message = self._batch_message(pr_header, view)
         calls = self._calls_for(total - index + 1, single=total == 1)
+        planned = self.cost.model_calls + (total - index + 1) + (1 if total > 1 else 0)
+        self._working_on(f"batch {index} of {total}", len(batch.paths), planned=planned)
         # With more than one batch, memory is edited by the last request, which sees every
         # part's findings: a batch is offered only the tools that read the pull request.
         offer = None if total == 1 else frozenset(t.name for t in self.tools)
@@ -374,6 +393,7 @@ class ReviewEngine:
             budget_bytes=self.setup.memory_budget_bytes,
             extra=self._extra,
         )
+        self._working_on("the review's summary", 0, planned=self.cost.model_calls + 1)
         try:
             return self._converse(message, self._calls_for(0, single=False), tools=[]).answer
         except DailyQuotaError as exc:
@@ -555,6 +575,7 @@ class ReviewEngine:
         (``structured``) and given; ``with_memory`` puts memory in its system prompt."""
         middleware: list[AgentMiddleware[Any, Any, Any]] = [
             *([self.memory] if self.memory is not None and with_memory else []),
+            *([_Announce(self._progress, self._request_progress)] if self._progress else []),
             LastCallAnswers(calls),
             *([OfferOnly(offer)] if offer is not None else []),
             self._budget,
@@ -570,6 +591,25 @@ class ReviewEngine:
             max_model_calls=calls,
             provider=self.setup.provider,
             response_format=self._format if structured else None,
+        )
+
+    # -- progress ----------------------------------------------------------------------------
+
+    def _working_on(self, part: str, files: int, *, planned: int) -> None:
+        self._part, self._part_files, self._planned = part, files, planned
+
+    def _request_progress(self, stage: Stage, request: ModelRequest[Any]) -> RequestProgress:
+        # Sent: the budget (inside) has not counted the call yet; answered: it has.
+        number = self.cost.model_calls + (1 if stage == SENT else 0)
+        return RequestProgress(
+            stage=stage,
+            request=number,
+            planned=max(self._planned, number),
+            part=self._part,
+            files=self._part_files,
+            estimated_tokens=self._budget.estimate(request),
+            tokens_in=self.cost.tokens_in,
+            tokens_out=self.cost.tokens_out,
         )
 
     def _system_text(self) -> str:
@@ -640,6 +680,28 @@ class ReviewEngine:
             fixed=tuple(dict.fromkeys(i for p in parts for i in p.fixed)),
             dropped=tuple(d for p in parts for d in p.dropped),
         )
+
+
+class _Announce(AgentMiddleware[AgentState[Any], Any, Any]):
+    """Tells a progress hook of each model request, as it is sent and as it is answered."""
+
+    def __init__(
+        self,
+        hook: ProgressHook,
+        describe: Callable[[Stage, ModelRequest[Any]], RequestProgress],
+    ) -> None:
+        super().__init__()
+        self._hook, self._describe = hook, describe
+
+    def wrap_model_call(
+        self,
+        request: ModelRequest[Any],
+        handler: Callable[[ModelRequest[Any]], ModelResponse[Any]],
+    ) -> Any:
+        self._hook(self._describe(SENT, request))
+        response = handler(request)
+        self._hook(self._describe(ANSWERED, request))
+        return response
 
 
 def skipped(answer: str) -> ReviewResult:

@@ -11,11 +11,10 @@ from memory_action.context import RunContext
 from memory_action.gha import Workflow
 from memory_action.settings import Settings, StoreKind
 from memory_action.store.base import LayerAdmin, MemoryStore
+from memory_action.store.local import STORE_DIR_VARIABLE
 
 if TYPE_CHECKING:
     from memory_action.store.actions_cache import ActionsCacheStore
-
-STORE_DIR_VARIABLE = "MEMORY_AGENT_STORE_DIR"
 
 
 @dataclass(frozen=True)

@@ -14,14 +14,14 @@ from dataclasses import dataclass
 
 from memory_action.store.base import ListedEntry
 from memory_action.store.cache_admin import CacheAdmin
-from memory_action.store.local import LocalDirectoryStore
+from memory_action.store.local import EntryStore
 
 
 @dataclass(frozen=True)
 class LocalLayerAdmin:
     """The local store's entries; nothing is pruned: they are the history ``memory diff`` shows."""
 
-    store: LocalDirectoryStore
+    store: EntryStore
 
     def list_entries(self, prefix: str) -> list[ListedEntry]:
         return [ListedEntry(e.key, e.created.timestamp()) for e in self.store.entries(prefix)]

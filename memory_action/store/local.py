@@ -34,7 +34,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path, PurePosixPath
-from typing import Any
+from typing import Any, Protocol
 
 from memory_action.store.base import RestoreKeys, RestoreResult, SaveResult
 from memory_action.trees import MAX_TREE_DEPTH, discard_tree, remove_tree
@@ -45,6 +45,7 @@ if sys.platform != "win32":
 MAX_KEY_LENGTH = 512  # the cache's limit (actions/toolkit cache.js checkKey)
 MAX_KEYS = 10  # primary key plus restore keys
 ENTRY_FORMAT = 1
+STORE_DIR_VARIABLE = "MEMORY_AGENT_STORE_DIR"  # where the CLI keeps its store
 
 _ENTRY_FILE = "entry.json"
 _FILES_DIR = "files"
@@ -62,6 +63,20 @@ class StoredEntry:
     created: datetime
     size: int  # bytes of file content
     files: tuple[str, ...]  # relative POSIX paths, sorted
+
+
+class EntryStore(Protocol):
+    """What reads and writes entries for people (``memory`` commands, the local layer admin):
+    the whole store, or one repository's part of it (``local.repository``)."""
+
+    @property
+    def name(self) -> str: ...
+
+    def save(self, key: str, folder: Path) -> SaveResult: ...
+
+    def entries(self, prefix: str = "") -> list[StoredEntry]: ...
+
+    def read_entry(self, key: str) -> dict[str, str]: ...
 
 
 class _CorruptEntry(Exception):  # noqa: N818 - private, never leaves this module
@@ -119,6 +134,26 @@ class LocalDirectoryStore:
     @property
     def name(self) -> str:
         return f"local store at {self.root}"
+
+    def unusable(self, *, writing: bool) -> str | None:
+        """Why this store cannot be used (a file where its folder goes; with ``writing``, a
+        folder no entry can be written in), or None. Checked before a run spends anything."""
+        root = _absolute(self.root)
+        present = next(p for p in (root, *root.parents) if os.path.lexists(p))
+        if not present.is_dir():
+            return (
+                f"{present} is a file" if present == root else f"{present} is a file, not a folder"
+            )
+        if not writing:
+            return None
+        try:
+            root.mkdir(parents=True, exist_ok=True)
+            probe = root / f"{_TMP_PREFIX}probe-{uuid.uuid4().hex}"
+            probe.mkdir()
+            probe.rmdir()
+        except OSError as error:
+            return f"no entry can be written there ({error.strerror or error})"
+        return None
 
     def restore(self, keys: RestoreKeys, folder: Path) -> RestoreResult:
         problem = _keys_problem(keys.all())
@@ -252,7 +287,7 @@ def default_store_dir(env: Mapping[str, str]) -> Path:
     ``$MEMORY_AGENT_STORE_DIR``, else ``$XDG_DATA_HOME/memory-agent/store``, else
     ``~/.local/share/memory-agent/store``.
     """
-    explicit = env.get("MEMORY_AGENT_STORE_DIR", "")
+    explicit = env.get(STORE_DIR_VARIABLE, "")
     if explicit:
         return Path(explicit)
     data_home = env.get("XDG_DATA_HOME", "")

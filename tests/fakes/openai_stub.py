@@ -1,7 +1,8 @@
 """An OpenAI-compatible chat-completions server on 127.0.0.1 for tests.
 
 It records every request and answers each POST with the next scripted reply: a chat-completion
-JSON body, an ``ErrorReply`` (any status, OpenAI's error shape) or ``HANG`` (never answers until
+JSON body, an ``ErrorReply`` (any status, OpenAI's error shape), a ``RawReply`` (a body as
+given, such as a cut-off one) or ``HANG`` (never answers until
 the stub closes). With no reply left it answers 500, so a test that under-scripts fails loudly.
 
     with OpenAIStub([tool_call_reply("ping", {}), answer_reply("done")]) as stub:
@@ -35,13 +36,20 @@ class ErrorReply:
     code: str | None = None
 
 
+@dataclass(frozen=True)
+class RawReply:
+    """A 200 answer whose body is these bytes, as a garbled or cut-off server sends them."""
+
+    body: bytes
+
+
 class _Hang:
     def __repr__(self) -> str:
         return "HANG"
 
 
 HANG = _Hang()
-Reply = dict[str, Any] | ErrorReply | _Hang
+Reply = dict[str, Any] | ErrorReply | RawReply | _Hang
 
 
 @dataclass(frozen=True)
@@ -172,6 +180,13 @@ def _handler_for(state: _State) -> type[BaseHTTPRequestHandler]:
                 return
             if reply is None:
                 reply = ErrorReply(500, "stub: no scripted reply left")
+            if isinstance(reply, RawReply):
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(reply.body)))
+                self.end_headers()
+                self.wfile.write(reply.body)
+                return
             if isinstance(reply, ErrorReply):
                 error = {"message": reply.message, "type": "stub_error", "code": reply.code}
                 send_json(self, reply.status, {"error": error})

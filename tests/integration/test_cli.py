@@ -20,6 +20,7 @@ import pytest
 
 from memory_action import __version__
 from memory_action.cli import main
+from memory_action.local.repository import RepositoryStore
 from memory_action.report import comment_marker
 from memory_action.store.local import LocalDirectoryStore
 from tests.fakes.github_api import REPOSITORY, FakeGitHub
@@ -228,12 +229,14 @@ def test_list_shows_the_agents_entries_newest_first(
     code, out, err = run_cli(capsys, "memory", "list", "--store-dir", str(store_dir))
 
     assert code == 0
-    assert err == ""
+    # Outside a checkout: the whole store, with each entry's repository (these keys name none).
+    assert err.startswith("Listing every repository's memory in the local store at ")
+    assert "Entries of repository (none) were saved before keys named a repository" in err
     assert out.splitlines() == [
-        f"2023-11-14T22:16:20+00:00  {size(OVERLAY_KEY)} B  {OVERLAY_KEY}",
-        f"2023-11-14T22:15:20+00:00  {size(NEW_KEY)} B  {NEW_KEY}",
-        f"2023-11-14T22:14:20+00:00  {size(OLDER_SIBLING_KEY)} B  {OLDER_SIBLING_KEY}",
-        f"2023-11-14T22:13:20+00:00  {size(OLD_KEY)} B  {OLD_KEY}",
+        f"2023-11-14T22:16:20+00:00  {size(OVERLAY_KEY)} B  (none)  {OVERLAY_KEY}",
+        f"2023-11-14T22:15:20+00:00  {size(NEW_KEY)} B  (none)  {NEW_KEY}",
+        f"2023-11-14T22:14:20+00:00  {size(OLDER_SIBLING_KEY)} B  (none)  {OLDER_SIBLING_KEY}",
+        f"2023-11-14T22:13:20+00:00  {size(OLD_KEY)} B  (none)  {OLD_KEY}",
     ]
 
 
@@ -244,7 +247,7 @@ def test_list_of_another_agent(capsys: pytest.CaptureFixture[str], store_dir: Pa
 
     assert code == 0
     assert out.splitlines() == [
-        f"2023-11-14T22:17:20+00:00  {size(OTHER_AGENT_KEY)} B  {OTHER_AGENT_KEY}"
+        f"2023-11-14T22:17:20+00:00  {size(OTHER_AGENT_KEY)} B  (none)  {OTHER_AGENT_KEY}"
     ]
 
 
@@ -421,7 +424,7 @@ def test_an_invalid_agent_name_is_exit_code_2(
 
     assert code == 2
     [line] = err.splitlines()
-    assert "Input 'agent_name' has the invalid value 'a/b'" in line
+    assert line.startswith("Error: --agent-name has the invalid value 'a/b'; accepted: ")
 
 
 # -- review -----------------------------------------------------------------------------------
@@ -505,8 +508,11 @@ def test_a_dry_run_prints_the_review_saves_memory_and_the_next_run_sees_it(
     assert tool_names(first) == MEMORY_TOOLS
     assert "<agent_memory>" in system_prompt(first)
     assert "Pull request #7 in" in first.body["messages"][1]["content"]
-    # Memory was saved to the local store as the pull request's overlay.
-    store = LocalDirectoryStore(store_dir)
+    # Memory was saved to the local store as the pull request's overlay, in its repository's
+    # part of the store (the same as a clone of it would use).
+    [raw] = LocalDirectoryStore(store_dir).entries()
+    assert raw.key.startswith(f"github.com%2F{REPOSITORY.replace('/', '%2F')}/{AGENT_PREFIX}")
+    store = RepositoryStore(LocalDirectoryStore(store_dir), f"github.com/{REPOSITORY}")
     [entry] = store.entries()
     assert entry.key.startswith(f"{AGENT_PREFIX}repo/pr-7/local")
     assert store.read_entry(entry.key)["AGENTS.md"] == LESSON
@@ -627,7 +633,8 @@ def test_an_invalid_flag_value_is_one_line_and_exit_code_2(
 
     assert code == 2
     [line] = err.splitlines()
-    assert "Input 'max_memory_kb' has the invalid value '0'" in line
+    assert line.startswith("Error: --max-memory-kb has the invalid value '0'; accepted: ")
+    assert "Input" not in line and "max_memory_kb" not in line
     assert github.calls == []
 
 

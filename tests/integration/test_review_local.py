@@ -16,6 +16,7 @@ import responses
 from memory_action.cli import build_parser
 from memory_action.git_checkout import GitCheckout
 from memory_action.local.diff import LocalChange
+from memory_action.local.repository import RepositoryStore
 from memory_action.local.review import settings_from_flags
 from memory_action.store.local import LocalDirectoryStore
 from tests.fakes.click_corpus import ClickCorpus
@@ -137,8 +138,8 @@ def test_review_local_sends_the_diff_prints_the_review_and_saves_memory(
     assert "Changed on main after the branch" not in sent(stub.requests)
     assert {r.header("authorization") for r in stub.requests} == {f"Bearer {MODEL_KEY}"}
     assert stub.requests[0].body["model"] == "gpt-4.1-mini"
-    # Memory went to the local store, in the local change's own layer.
-    store = LocalDirectoryStore(tmp_path / "store")
+    # Memory went to the local store, in the local change's own layer of its repository.
+    store = RepositoryStore(LocalDirectoryStore(tmp_path / "store"), "github.com/octo/demo")
     [entry] = store.entries()
     assert entry.key.startswith(LOCAL_OVERLAY)
     assert store.read_entry(entry.key)["AGENTS.md"] == LESSON

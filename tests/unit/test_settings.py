@@ -462,7 +462,7 @@ def test_a_memory_budget_that_leaves_no_room_for_the_pull_request_names_both_inp
     assert "\n" not in text
     assert "max_memory_kb" in text and "max_input_tokens" in text
     assert "github:openai/gpt-4.1-mini: 8,000 tokens in" in text
-    assert "lower max_memory_kb to 7 or less" in text
+    assert "lower the max_memory_kb input to 7 or less" in text
 
 
 def test_auto_memory_follows_the_input_limit() -> None:

@@ -30,6 +30,7 @@ from memory_action.agent.runner import (
     run_agent,
 )
 from memory_action.errors import AgentError, MemoryFileError
+from memory_action.local.words import cli_words
 from tests.fakes.scripted_model import ScriptedChatModel, tool_call
 
 SYSTEM = "You review pull requests."
@@ -186,11 +187,18 @@ def test_a_model_that_blocks_times_out_promptly(recorder: Recorder) -> None:
     model = BlockingModel.from_script(tool_call("ping", {"x": 1}), "late")
     started = time.monotonic()
 
-    with pytest.raises(AgentRunError, match=r"timeout_minutes=") as caught:
+    with pytest.raises(
+        AgentRunError, match=r"in the 0 s the run had left of the timeout_minutes input"
+    ) as caught:
         _run(model, recorder, timeout_s=0.3)
 
     assert time.monotonic() - started < 2
     assert caught.value.outcome.stop_reason == "timeout"
+    # Readable, and in the CLI's words there: no "timeout_minutes=0.005".
+    assert caught.value.in_words(cli_words) == (
+        "The agent did not finish in the 0 s the run had left of --timeout-minutes; raise "
+        "--timeout-minutes or use a faster model."
+    )
     model.release.set()  # the late answer asks for a tool: it must not run
     time.sleep(0.2)
     assert recorder.calls == []

@@ -119,7 +119,7 @@ def test_oversize_names_the_file_and_the_fix(tmp_path: Path) -> None:
 
     assert "AGENTS.md" in message
     assert "1025 bytes" in message
-    assert "raise max_memory_kb or trim it" in message
+    assert "raise the max_memory_kb input or trim it" in message
 
 
 def test_writable_memory_over_budget_loads_so_it_can_be_consolidated(tmp_path: Path) -> None:
@@ -137,8 +137,8 @@ def test_writable_memory_far_over_budget_names_the_file_and_the_fix(tmp_path: Pa
 
     assert WRITABLE in message
     assert "4097 bytes" in message
-    assert "max_memory_kb=1" in message
-    assert "raise max_memory_kb or trim it" in message
+    assert "(1 KiB from the max_memory_kb input)" in message
+    assert "raise the max_memory_kb input or trim it" in message
 
 
 def test_exactly_at_the_budget_loads(tmp_path: Path) -> None:

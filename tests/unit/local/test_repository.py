@@ -1,0 +1,74 @@
+"""``local.repository``: every way of cloning one repository names it the same, credentials never
+reach a key, and the store seen as one repository's reaches nothing outside it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from memory_action.local.repository import (
+    RepositoryStore,
+    pull_request_repository,
+    remote_identity,
+    repository_of_key,
+)
+from memory_action.store.base import RestoreKeys
+from memory_action.store.local import LocalDirectoryStore
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "git@github.com:octo/demo.git",
+        "git@github.com:Octo/Demo",
+        "https://github.com/octo/demo.git",
+        "https://github.com/octo/demo/",
+        "https://x-access-token:ghp_secret@github.com/octo/demo.git",
+        "ssh://git@github.com:22/octo/demo.git",
+        "ssh://git@GitHub.com/octo/demo",
+    ],
+)
+def test_every_url_of_a_repository_names_it_the_same(url: str) -> None:
+    assert remote_identity(url) == "github.com/octo/demo"
+
+
+@pytest.mark.parametrize("url", ["/srv/git/demo.git", "../demo", "file:///srv/git/demo.git", ""])
+def test_a_remote_on_this_machine_names_no_repository(url: str) -> None:
+    assert remote_identity(url) is None
+
+
+def test_a_pull_request_is_the_same_repository_as_its_clone() -> None:
+    assert pull_request_repository("Octo/Demo") == remote_identity("git@github.com:octo/demo")
+    assert pull_request_repository("o/n", "https://ghe.example.com") == "ghe.example.com/o/n"
+
+
+def test_a_key_says_whose_it_is() -> None:
+    assert repository_of_key("github.com%2Focto%2Fdemo/memory-agent/v1/a/repo/x") == (
+        "github.com/octo/demo"
+    )
+    assert repository_of_key("memory-agent/v1/memory-agent/repo/committed/1") is None
+
+
+def test_one_repository_reads_and_lists_only_its_own_entries(tmp_path: Path) -> None:
+    store = LocalDirectoryStore(tmp_path / "store")
+    folder = tmp_path / "memory"
+    folder.mkdir()
+    key = "memory-agent/v1/memory-agent/repo/committed/1-1"
+    for owner in ("demo", "other"):
+        (folder / "AGENTS.md").write_text(f"- {owner}\n")
+        assert RepositoryStore(store, f"github.com/octo/{owner}").save(key, folder).saved
+    assert store.save(key, folder).saved  # an entry from before keys named a repository
+    demo = RepositoryStore(store, "github.com/octo/demo")
+
+    restored = demo.restore(RestoreKeys("memory-agent/v1/memory-agent/repo/"), tmp_path / "out")
+
+    assert restored.hit and restored.matched_key == key
+    assert (tmp_path / "out" / "AGENTS.md").read_text() == "- demo\n"
+    assert [entry.key for entry in demo.entries()] == [key]
+    assert demo.read_entry(key)["AGENTS.md"] == "- demo\n"
+    assert (
+        not RepositoryStore(store, "github.com/octo/new")
+        .restore(RestoreKeys("memory-agent/"), tmp_path / "none")
+        .hit
+    )
