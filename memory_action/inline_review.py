@@ -49,7 +49,6 @@ if TYPE_CHECKING:  # LangChain loads only when an agent runs
 
 FULL = "Full review"  # the plain case, not worth a line of its own
 COMPARE_MAX_FILES = 300  # GitHub lists at most this many files of a comparison
-OFF_DIFF_FILES_HEAD = "**On files this change does not touch** (not part of the diff):"
 
 
 @runtime_checkable
@@ -352,17 +351,11 @@ def _written_out(
     files: Sequence[ChangedFile],
 ) -> str:
     """The review with its findings written out (no review was posted), each off the changed
-    lines saying so. A finding on a file the change does not touch is listed apart: it is about
-    code nobody is changing here."""
-    changed = {f.path for f in files}
-    in_diff = [f for f in new if f.path in changed]
-    elsewhere = [f for f in new if f.path not in changed]
+    lines saying so (``publish`` already held back findings on files the model was not shown)."""
     head = f"**Findings** (not posted as a review: {why}):" if why else "**Findings:**"
     lines = _scope_sentence(prepared)
-    if in_diff:
-        lines += [head, findings_markdown(in_diff, files)]
-    if elsewhere:
-        lines += [OFF_DIFF_FILES_HEAD, findings_markdown(elsewhere, files)]
+    if new:
+        lines += [head, findings_markdown(new, files)]
     lines += _dropped(result)
     return _joined(result.answer, "\n\n".join(lines))
 

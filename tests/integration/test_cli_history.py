@@ -107,7 +107,9 @@ def test_a_rollback_to_a_state_holding_a_secret_or_over_budget_is_refused(
         planted = tmp_path / "planted"
         planted.mkdir()
         (planted / "AGENTS.md").write_text(held, encoding="utf-8")
-        LocalDirectoryStore(tmp_path / "store").save(f"{COMMITTED}planted-1", planted)
+        local = LocalDirectoryStore(tmp_path / "store")
+        imported = local.entries()[0].key  # the layer the CLI keeps, under its repository
+        local.save(imported.rsplit("/", 1)[0] + "/planted-1", planted)
     run_cli(capsys, "memory", "import", str(memory_file(tmp_path, "b.md", SECOND)), *store)
     code, out, _ = run_cli(capsys, "memory", "log", *store)
     revisions = [line.split()[0] for line in out.splitlines()]
