@@ -51,7 +51,7 @@ def prepare(
     stale = tuple(checker.stale(items)) if checker is not None else ()
     findings = upkeep.Findings(
         stale=stale,
-        duplicates=tuple(upkeep.near_duplicates(items)),
+        duplicates=upkeep.near_duplicates(items).pairs,
         conflicts=tuple(upkeep.conflict_blocks(memory)),
     )
     log.info(f"Maintenance: {len(items)} memory items; {findings.counts()}.")
