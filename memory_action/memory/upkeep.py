@@ -44,6 +44,7 @@ class Findings:
     stale: tuple[StaleItem, ...] = ()
     duplicates: tuple[Duplicate, ...] = ()
     conflicts: tuple[ConflictBlock, ...] = ()
+    unchecked: tuple[str, ...] = ()  # what the checks did not get to (time ran out), and why
 
     def __bool__(self) -> bool:
         return bool(self.stale or self.duplicates or self.conflicts)
