@@ -362,22 +362,21 @@ def variants(texts: Sequence[str], share: float, seed: int) -> list[str]:
 
 
 def memory_of(size_bytes: int, seed: int, share: float = 0.03) -> str:
-    """An AGENTS.md of about ``size_bytes``: headings every 40 items, lessons as list items,
+    """An AGENTS.md of at most ``size_bytes``: headings every 40 items, lessons as list items,
     ``share`` of them near-duplicates of others."""
     rng = random.Random(seed)  # noqa: S311 - test data
-    count = max(4, size_bytes // 50)
-    texts = lessons(count, seed)
+    texts = lessons(max(4, size_bytes // 50), seed)
     texts += variants(texts, share, seed + 1)
     rng.shuffle(texts)
     lines, size = ["# Memory"], len("# Memory\n")
     for number, text in enumerate(texts):
-        if number % 40 == 39:
-            lines.append(f"## Part {number // 40 + 1}")
-        line = rng.choice(BULLETS) + text
-        if size + len(line.encode()) + 1 > size_bytes:
+        heading = [f"## Part {number // 40 + 1}"] if number % 40 == 39 else []
+        added = [*heading, rng.choice(BULLETS) + text]
+        more = sum(len(line.encode()) + 1 for line in added)
+        if size + more > size_bytes:
             break
-        lines.append(line)
-        size += len(line.encode()) + 1
+        lines += added
+        size += more
     return "\n".join(lines) + "\n"
 
 
