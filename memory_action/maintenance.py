@@ -21,8 +21,6 @@ from memory_action.settings import MaintenanceOutput
 from memory_action.workspace_code import checkout_code
 
 UNCHANGED = "nothing changed since the last maintenance"
-
-
 UPKEEP_SHARE = 0.5  # of the time left: the checks stop there, so the model keeps the rest
 
 
