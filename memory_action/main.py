@@ -30,16 +30,18 @@ def main(
     *,
     build_model: Callable[[], BaseChatModel] | None = None,
     sleep: Callable[[float], None] = time.sleep,
+    timer: Callable[[], float] = time.monotonic,
 ) -> int:
     """Run the action from ``INPUT_*`` and ``GITHUB_*``; returns the process exit code.
 
     ``build_model`` replaces the model the inputs name (tests pass a scripted model); ``sleep``
-    is how the run waits out a provider's short rate limit (tests record the waits instead).
+    is how the run waits out a provider's short rate limit (tests record the waits instead);
+    ``timer`` is the clock ``timeout_minutes`` is measured on (tests move it).
     """
     env = os.environ if env is None else env
     workflow = Workflow(env)
     try:
-        return _run_action(env, workflow, build_model, sleep)
+        return _run_action(env, workflow, build_model, sleep, timer)
     except UnsupportedEvent as exc:
         workflow.notice(f"memory-agent does not handle {exc}; nothing to do.")
         return 0
@@ -54,6 +56,7 @@ def _run_action(
     workflow: Workflow,
     build_model: Callable[[], BaseChatModel] | None,
     sleep: Callable[[float], None],
+    timer: Callable[[], float],
 ) -> int:
     settings = parse_settings(env, ask_server=ask_server)
     mask_secrets(settings, workflow)
@@ -76,7 +79,7 @@ def _run_action(
 
     context = allow_git_writes(settings, context)
     services = build_services(settings, context, env, workflow, build_model, github=github)
-    services = dataclasses.replace(services, sleep=sleep)
+    services = dataclasses.replace(services, sleep=sleep, timer=timer)
     result = pipeline.run(settings, context, services)
     for name, value in result.outputs().items():
         workflow.set_output(name, value)

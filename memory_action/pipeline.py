@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 from memory_action import inline_review, maintenance
 from memory_action.base_sources import BaseSources, at_base
 from memory_action.context import RunContext
+from memory_action.deadline import Deadline
 from memory_action.errors import GitHubError
 from memory_action.inline_review import CachedReader, Published
 from memory_action.layers import Committed, Fetched, StartingMemory, restore_layers
@@ -26,7 +27,6 @@ from memory_action.memory.provenance import Provenance, stamp_for_run, update
 from memory_action.memory.scrub import describe, redact, scan_once
 from memory_action.memory.sources import MemoryFiles, load_sources
 from memory_action.memory.state import MEMORY_FILE, read_memory, write_memory
-from memory_action.memory.upkeep import notes as upkeep_notes
 from memory_action.plan import (  # re-exported: callers build Services from here
     GitHubAccess,
     Outcome,
@@ -72,6 +72,7 @@ def _route_and_run(settings: Settings, context: RunContext, services: Services) 
     answered = route(settings, context, services)
     if answered is not None:
         return answered
+    deadline = Deadline.after(settings.timeout_minutes * 60.0, services.timer)
     with tempfile.TemporaryDirectory(prefix="memory-agent-") as scratch:
         files = MemoryFiles.from_settings(
             settings, context.workspace, services.workflow.masked_values
@@ -86,6 +87,7 @@ def _route_and_run(settings: Settings, context: RunContext, services: Services) 
             files=sources.files,
             scratch=Path(scratch),
             changed_sources=sources.changed,
+            deadline=deadline,
         )
         return _run(the_plan)
 
@@ -111,11 +113,7 @@ def _run(the_plan: Plan) -> RunResult:
     outcome, published = run_agent(the_plan, start, checked)
     final, notes = _final_memory(the_plan)
     notes = (*notes, *([outcome.note] if outcome.note else []), *published.notes)
-    found = (
-        tuple(f"maintenance found {n}" for n in upkeep_notes(checked.findings))
-        if (checked is not None and not checked.unchanged)
-        else ()
-    )
+    found = checked.notes() if checked is not None and not checked.unchanged else ()
     notes = (*notes, *found)
     stamp = stamp_for_run(the_plan.context, the_plan.services.clock())
     provenance = update(start.provenance, start.text, final, stamp)
@@ -254,6 +252,11 @@ def run_agent(
         return (answer := skipped(f"Memory was not maintained: {UNCHANGED}.")), Published(
             answer.answer, None
         )
+    if the_plan.deadline.expired():
+        minutes = the_plan.settings.timeout_minutes
+        late = f"The agent did not run: timeout_minutes={minutes} ran out before the model call."
+        answer = dataclasses.replace(skipped(late), finished=False, note=late)
+        return answer, Published(answer.answer, None)
     settings = the_plan.settings
     session = AgentSession(
         settings=settings,
@@ -286,6 +289,7 @@ def run_agent(
             brief=checked.brief if checked is not None else "",
             skills=skills,
             progress=the_plan.services.progress,
+            timeout_s=the_plan.deadline.remaining(),
         )
         # The one summary line of a review, in the action's log and at the terminal alike.
         the_plan.log.info(f"Review {outcome.outcome}: {figures_of(outcome).cost_line()}")

@@ -13,6 +13,7 @@ from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Protocol
 
 from memory_action.context import RunContext
+from memory_action.deadline import Deadline
 from memory_action.errors import InputError, MemoryFileError
 from memory_action.gha import Workflow
 from memory_action.layers import LayerStore, StartingMemory
@@ -74,6 +75,7 @@ class Services:
     store_write_note: str = ""  # why the store will not take saves (e.g. ACTIONS_CACHE_MODE)
     layer_admin: Callable[[str], LayerAdmin] | None = None  # lists and prunes a ref's entries
     clock: Callable[[], float] = time.time
+    timer: Callable[[], float] = time.monotonic  # what ``timeout_minutes`` is measured on
     sleep: Callable[[float], None] = time.sleep  # waits out a provider's short rate limit
     lossless: bool = True  # False only to measure what newest-entry-wins loses
     sources_from_base: bool = True  # a PR run reads memory_sources at the base commit
@@ -93,6 +95,7 @@ class Plan:
     scratch: Path  # an empty folder for this run's restores that are only read
     refusals: RefusalLog = field(default_factory=RefusalLog)
     changed_sources: tuple[str, ...] = ()  # read-only sources the pull request changes
+    deadline: Deadline = field(default_factory=Deadline.none)  # timeout_minutes from the start
 
     @property
     def folder(self) -> Path:

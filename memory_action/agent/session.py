@@ -46,9 +46,11 @@ class AgentSession:
         brief: str = "",
         skills: SkillBook | None = None,
         progress: ProgressHook | None = None,
+        timeout_s: float | None = None,
     ) -> ReviewResult:
         """Review (``earlier``: the open findings; ``unchanged``: files not reviewed again) or
-        maintain memory (``brief``: what the checks before the model found)."""
+        maintain memory (``brief``: what the checks before the model found); ``timeout_s``: what
+        is left of ``timeout_minutes`` (all of it by default)."""
         disable_tracing()
         memory = self.settings.enable_memory
         middleware = MemoryMiddleware(self.files, refusals=self.refusals) if memory else None
@@ -65,7 +67,7 @@ class AgentSession:
             profile=self.settings.profile,
             max_model_calls=self.settings.max_model_calls,
             exclude=self.settings.exclude,
-            timeout_s=self.settings.timeout_minutes * 60.0,
+            timeout_s=self.settings.timeout_minutes * 60.0 if timeout_s is None else timeout_s,
             repository=self.context.repository,
             system_prompt="\n\n".join(p for p in (prompt, book.prompt_block()) if p),
             memory_budget_bytes=self.settings.max_memory_bytes,

@@ -6,12 +6,15 @@ from __future__ import annotations
 
 import difflib
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from memory_action.memory.citations import Item, StaleItem
 from memory_action.memory.merge import CONFLICT_END, CONFLICT_MIDDLE, CONFLICT_START
+from memory_action.memory.similar import candidate_pairs
 
 SIMILAR = 0.85  # difflib ratio from which two items say the same thing
+_CHECK_EVERY = 256  # candidates between looks at the deadline
 MAX_LISTED = 40  # of each kind, so the list stays short next to memory itself
 _BULLET = re.compile(r"^(?:[-*+]|\d+[.)])\s+(?:\[[ xX]\]\s+)?")
 
@@ -21,6 +24,12 @@ class Duplicate:
     first: Item
     second: Item
     ratio: float  # 1.0: the same words
+
+
+@dataclass(frozen=True)
+class DuplicateSearch:
+    pairs: tuple[Duplicate, ...]
+    complete: bool  # False: the deadline came first; later candidates were not compared
 
 
 @dataclass(frozen=True)
@@ -35,6 +44,7 @@ class Findings:
     stale: tuple[StaleItem, ...] = ()
     duplicates: tuple[Duplicate, ...] = ()
     conflicts: tuple[ConflictBlock, ...] = ()
+    unchecked: tuple[str, ...] = ()  # what the checks did not get to (time ran out), and why
 
     def __bool__(self) -> bool:
         return bool(self.stale or self.duplicates or self.conflicts)
@@ -46,20 +56,37 @@ class Findings:
         )
 
 
-def near_duplicates(items: list[Item], threshold: float = SIMILAR) -> list[Duplicate]:
-    """Pairs of items whose words (bullets and case aside) are at least ``threshold`` alike."""
-    keys = [_comparable(item.text) for item in items]
-    found = []
-    for i, first in enumerate(items):
-        matcher = difflib.SequenceMatcher(None, b=keys[i], autojunk=False)
-        for j in range(i + 1, len(items)):
-            matcher.set_seq1(keys[j])
-            if matcher.real_quick_ratio() < threshold or matcher.quick_ratio() < threshold:
-                continue
-            ratio = matcher.ratio()
-            if ratio >= threshold:
-                found.append(Duplicate(first, items[j], round(ratio, 2)))
-    return found
+def never() -> bool:
+    """A deadline that never comes."""
+    return False
+
+
+def near_duplicates(
+    items: list[Item], threshold: float = SIMILAR, *, expired: Callable[[], bool] = never
+) -> DuplicateSearch:
+    """Pairs of items whose words (bullets and case aside) are at least ``threshold`` alike, in
+    the order of the items; the search stops once ``expired()`` (then it is not ``complete``).
+    The exact ``difflib`` ratio is computed only for the candidates ``similar`` finds."""
+    keys = [comparable(item.text) for item in items]
+    candidates = candidate_pairs(keys, threshold, expired)
+    found: list[Duplicate] = []
+    for number, (i, j) in enumerate(candidates.pairs, start=1):
+        if number % _CHECK_EVERY == 0 and expired():
+            return DuplicateSearch(tuple(found), complete=False)
+        ratio = _ratio(keys[j], keys[i], threshold)
+        if ratio is not None:
+            found.append(Duplicate(items[i], items[j], round(ratio, 2)))
+    return DuplicateSearch(tuple(found), complete=candidates.complete)
+
+
+def _ratio(a: str, b: str, threshold: float) -> float | None:
+    """``difflib``'s ratio of ``a`` to ``b`` when it reaches ``threshold`` (the cheap upper
+    bounds first), else None."""
+    matcher = difflib.SequenceMatcher(None, a, b, autojunk=False)
+    if matcher.real_quick_ratio() < threshold or matcher.quick_ratio() < threshold:
+        return None
+    ratio = matcher.ratio()
+    return ratio if ratio >= threshold else None
 
 
 def conflict_blocks(memory: str) -> list[ConflictBlock]:
@@ -125,7 +152,7 @@ def notes(findings: Findings) -> list[str]:
     return lines[:MAX_LISTED]
 
 
-def _comparable(text: str) -> str:
+def comparable(text: str) -> str:
     return " ".join(_BULLET.sub("", text).lower().split())
 
 

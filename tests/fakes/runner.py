@@ -11,6 +11,7 @@ import io
 import json
 import os
 import re
+import time
 from collections.abc import Callable
 from contextlib import redirect_stderr, redirect_stdout
 from dataclasses import dataclass, field
@@ -148,6 +149,7 @@ class ActionRunner:
     extra_env: dict[str, str] = field(default_factory=dict)
     run_id: int = 1000
     waits: list[float] = field(default_factory=list)  # rate-limit waits, recorded, never slept
+    timer: Callable[[], float] = time.monotonic  # what timeout_minutes is measured on
 
     @property
     def workspace(self) -> Path:
@@ -203,7 +205,7 @@ class ActionRunner:
         build = (lambda: model) if isinstance(model, BaseChatModel) else model
         out, err = io.StringIO(), io.StringIO()
         with redirect_stdout(out), redirect_stderr(err):
-            code = main(env, build_model=build, sleep=self.waits.append)
+            code = main(env, build_model=build, sleep=self.waits.append, timer=self.timer)
         return RunOutcome(
             exit_code=code,
             stdout=out.getvalue(),

@@ -124,3 +124,51 @@ def test_a_pull_request_output_with_the_cache_store_says_it_needs_git(
     outcome, _ = maintain(runner, write(CLEAN), "Seeded.")
     assert "maintenance_output: pull_request needs memory_store: git" in outcome.stdout
     assert outcome.outputs["memory_changed"] == "true"  # written as with commit
+
+
+class SteppingClock:
+    """A clock that moves ``step`` seconds each time it is read: the run's phases meet the
+    deadline at a point fixed by how often they look, never by how fast the machine is."""
+
+    def __init__(self, step: float) -> None:
+        self.now, self.step = 0.0, step
+
+    def __call__(self) -> float:
+        self.now += self.step
+        return self.now
+
+
+def test_checks_out_of_time_say_what_they_did_not_check_and_keep_no_digest(
+    runner: ActionRunner,
+) -> None:
+    items = [
+        f"- Helper `src/app.py:fetch_retry` rule {n}: keep it under {n} ms.\n" for n in range(40)
+    ]
+    seed(runner, "# Memory\n" + "".join(items))
+    # timeout_minutes=10: the checks may use 300 s, 20 reads of the clock at 15 s each.
+    runner.timer = SteppingClock(15.0)
+    outcome, model = maintain(runner, "Nothing to change.")
+    assert model.calls == 1  # the model keeps its share of the time
+    assert "::warning::Maintenance did not check the citations of" in outcome.stdout
+    assert "maintenance did not check the citations of" in outcome.summary
+    assert "its share of timeout_minutes=10 ran out" in outcome.summary
+    assert "maintenance did not check every pair of items for near-duplicates" in outcome.summary
+    runner.timer = SteppingClock(0.0)  # time stands still: everything is checked
+    _, again = maintain(runner, "Still nothing.")
+    assert again.calls == 1  # no digest was kept of the run that did not check it all
+    _, quiet = maintain(runner)
+    assert quiet.calls == 0
+
+
+def test_a_run_out_of_time_before_the_model_neither_calls_it_nor_saves(
+    runner: ActionRunner,
+) -> None:
+    seed(runner, CLEAN)
+    runner.timer = SteppingClock(200.0)  # 600 s gone after three reads
+    outcome, model = maintain(runner)  # an empty script: any model call fails the run
+    assert model.calls == 0
+    assert "The agent did not run: timeout_minutes=10 ran out before the model call." in (
+        outcome.summary
+    )
+    assert outcome.outputs["memory_changed"] == "false"
+    assert "Memory not saved: the run did not finish" in outcome.stdout

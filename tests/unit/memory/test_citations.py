@@ -92,7 +92,7 @@ def test_near_duplicates_and_conflict_blocks_reach_the_brief() -> None:
         f"{CONFLICT_START}\n- keep A\n{CONFLICT_MIDDLE}\n- keep B\n{CONFLICT_END}\n"
     )
     items = parse_items(memory)
-    duplicates = near_duplicates(items)
+    duplicates = near_duplicates(items).pairs
     assert [(d.first.line, d.second.line) for d in duplicates] == [(1, 2)]
     conflicts = conflict_blocks(memory)
     assert [(c.line, c.ours, c.theirs) for c in conflicts] == [(4, ("- keep A",), ("- keep B",))]

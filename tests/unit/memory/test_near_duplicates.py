@@ -1,0 +1,80 @@
+"""Near-duplicates: the candidates ``similar`` finds lose none of the pairs the all-pairs
+``difflib`` search flagged, on generated memory with near-copies of every kind."""
+
+from __future__ import annotations
+
+import difflib
+import random
+
+import pytest
+
+from memory_action.memory import upkeep
+from memory_action.memory.citations import Item, parse_items
+from memory_action.memory.upkeep import SIMILAR, near_duplicates
+from tests.fakes.memory_items import BULLETS, lessons, memory_of, variant, variants
+
+
+def all_pairs(items: list[Item], threshold: float = SIMILAR) -> list[tuple[int, int, float]]:
+    """The search maintenance made before candidates: every pair of items (the reference)."""
+    keys = [upkeep.comparable(item.text) for item in items]
+    found = []
+    for i in range(len(items)):
+        matcher = difflib.SequenceMatcher(None, b=keys[i], autojunk=False)
+        for j in range(i + 1, len(items)):
+            matcher.set_seq1(keys[j])
+            if matcher.real_quick_ratio() < threshold or matcher.quick_ratio() < threshold:
+                continue
+            ratio = matcher.ratio()
+            if ratio >= threshold:
+                found.append((items[i].line, items[j].line, round(ratio, 2)))
+    return found
+
+
+def found(items: list[Item]) -> list[tuple[int, int, float]]:
+    search = near_duplicates(items)
+    assert search.complete
+    return [(d.first.line, d.second.line, d.ratio) for d in search.pairs]
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_every_pair_all_pairs_flags_is_found_on_generated_memory(seed: int) -> None:
+    texts = lessons(260, seed)
+    texts += variants(texts, 0.6, seed)  # many near-copies, and copies of copies
+    rng = random.Random(seed)  # noqa: S311 - test data
+    rng.shuffle(texts)
+    items = parse_items("\n".join(rng.choice(BULLETS) + text for text in texts))
+    expected = all_pairs(items)
+    assert len(expected) > 100  # the set holds many pairs to find
+    assert found(items) == expected  # the same pairs, ratios and order
+
+
+def test_near_copies_edited_hard_are_found_too() -> None:
+    """Up to a quarter of the words edited, several times over, in short and long items."""
+    rng = random.Random(7)  # noqa: S311 - test data
+    texts = lessons(120, 7)
+    copies = [variant(text, rng, edits) for text in texts for edits in (1, 2, 3)]
+    items = parse_items("\n".join(f"- {text}" for text in [*texts, *copies]))
+    expected = all_pairs(items)
+    assert len(expected) > 200
+    assert found(items) == expected
+
+
+def test_memory_as_the_benchmark_writes_it() -> None:
+    items = parse_items(memory_of(48 * 1024, seed=5, share=0.2))
+    assert found(items) == all_pairs(items)
+
+
+def test_items_without_words_and_the_same_text_pair_up() -> None:
+    memory = "- ----\n- -----\n- Keep it.\n- keep it\n" + "".join(
+        f"- the cache of the run {n}\n" for n in range(3)
+    )
+    items = parse_items(memory)
+    assert found(items) == all_pairs(items)
+    assert (1, 2, 0.89) in found(items)
+
+
+def test_a_search_out_of_time_says_it_is_not_complete() -> None:
+    items = parse_items(memory_of(64 * 1024, seed=3, share=0.2))
+    search = near_duplicates(items, expired=lambda: True)
+    assert not search.complete
+    assert near_duplicates(items).complete
