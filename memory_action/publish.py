@@ -251,7 +251,8 @@ def post_comment(plan: Plan, outcome: Outcome) -> str:
     if pr is None or not settings.post_comment or github is None:
         return ""
     marker = report.comment_marker(settings.agent_name)
-    body = report.render_comment(
+    body = report.safe_comment(
+        plan.masked,
         agent_name=settings.agent_name,
         review_markdown=_with_sources_note(plan, _review_text(plan, outcome)),
         memory_diff=_safe(plan, outcome.memory_diff),
@@ -293,7 +294,7 @@ def write_summary(plan: Plan, outcome: Outcome) -> None:
     block = render_memory_block(outcome.sources, settings.memory_file.as_posix())
     proposal = proposal_for(plan, outcome)
     changes = changed_entries(outcome.start.text, outcome.final, outcome.provenance)
-    summary = report.render_summary(
+    summary = report.safe_summary(
         report.SummaryInput(
             agent_name=settings.agent_name,
             event=plan.context.event_name,
@@ -319,7 +320,8 @@ def write_summary(plan: Plan, outcome: Outcome) -> None:
                 note for note in (_sources_note(plan), *outcome.start.notes, *outcome.notes) if note
             ),
             changes_markdown=render_changes_markdown(changes),
-        )
+        ),
+        plan.masked,
     )
     if not plan.log.append_summary(summary):
         plan.log.debug("No job summary file; summary not written.")

@@ -1,8 +1,9 @@
 """What the agent answers to comment commands: short, and safe to post.
 
-Everything taken from memory or from the comment is shown as inline code of one cleaned line
-(``proposals.shown_line``), so nothing in it can mention anyone, act as HTML, or start a line
-with a command; the whole reply loses our markers (``break_markers``).
+Everything taken from memory, its provenance or the comment is shown as inline code of one
+cleaned line (``proposals.shown_line``), so nothing in it can mention anyone, act as HTML, or
+start a line with a command; the whole reply loses our markers (``break_markers``) and is
+posted only through the outgoing gate (``outgoing.gate``).
 """
 
 from __future__ import annotations
@@ -62,7 +63,8 @@ def listing(text: str, provenance: Provenance, where: str) -> str:
     size = 0
     for number, item in enumerate(listed, 1):
         stamp = provenance.records.get(item.text)
-        origin = stamp.describe() if stamp is not None else "origin unknown"
+        # Provenance is restored, untrusted text ("@actor", or anything a tampered sidecar holds).
+        origin = shown(stamp.describe()) if stamp is not None else "origin unknown"
         line = f"{number}. {shown(item.text)} · {origin}"
         size += len(line) + 1
         if size > MAX_LISTING_CHARS:

@@ -41,9 +41,10 @@ from memory_action.layers import StartingMemory
 from memory_action.memory import items
 from memory_action.memory.diff import memory_diff
 from memory_action.memory.provenance import stamp_for_run, update
-from memory_action.memory.scrub import describe, find_secrets, redact
+from memory_action.memory.scrub import describe, find_secrets
+from memory_action.outgoing import gate
 from memory_action.plan import GitHubAccess, Outcome, Plan, RunResult, Services
-from memory_action.pull_request import CommentPermissionError
+from memory_action.pull_request import CommentPermissionError, ReactionContent
 from memory_action.scope import Layer, MemoryScope, committed_only, compute_scope
 from memory_action.settings import ScopeKind, Settings
 from memory_action.store.base import SaveResult
@@ -343,14 +344,14 @@ def _answer(
     result: RunResult,
 ) -> RunResult:
     log = services.workflow
-    body = redact(replies.reply_body(answers), log.masked_values)[0]
+    body = gate(replies.reply_body(answers), log.masked_values)
     log.info(f"Comment commands: {len(answers)} answered without a model call.")
     review_comment = context.event_name == REVIEW_COMMENT
     done = all(answer.done for answer in answers)
     url = ""
     if context.comment_id is not None:
         try:
-            reaction = "+1" if done else "eyes"
+            reaction: ReactionContent = "+1" if done else "eyes"
             github.react(context.comment_id, reaction, review_comment=review_comment)
         except (GitHubError, CommentPermissionError) as exc:
             log.warning(f"Could not react to the comment: {exc}")
@@ -362,6 +363,7 @@ def _answer(
             url = github.reply(number, body, in_thread_of=thread)
         except (GitHubError, CommentPermissionError) as exc:
             log.warning(f"Could not reply to the comment (the answer is in the job summary): {exc}")
-    if not log.append_summary(f"### memory-agent: comment commands\n\n{body}\n"):
+    summary = gate(f"### memory-agent: comment commands\n\n{body.text}\n", log.masked_values)
+    if not log.append_summary(summary):
         log.debug("No job summary file; summary not written.")
-    return dataclasses.replace(result, comment_url=url, response=body)
+    return dataclasses.replace(result, comment_url=url, response=body.text)

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from memory_action.report import safe_markdown
 from memory_action.review.anchors import comment_body
 from memory_action.review.findings import Finding
+from memory_action.untrusted_markdown import code_span, normalise_line_ends
 
 MAX_LISTED = 50  # findings written out in one text; the rest are counted
 
@@ -19,7 +19,7 @@ def where(finding: Finding) -> str:
         else str(finding.line)
     )
     side = " (deleted lines)" if finding.side == "LEFT" else ""
-    return f"`{safe_markdown(finding.path).replace('`', '')}` line {lines}{side}"
+    return f"{code_span(finding.path)} line {lines}{side}"  # one line: a path can hold "\n"
 
 
 def findings_markdown(findings: Sequence[Finding]) -> str:
@@ -31,5 +31,6 @@ def findings_markdown(findings: Sequence[Finding]) -> str:
 
 
 def _indented(text: str) -> str:
-    """The comment as the content of a list item (continuation lines indented)."""
-    return text.replace("\n", "\n  ")
+    """The comment as the content of a list item (continuation lines indented, whatever ends
+    them: a lone CR would end the item)."""
+    return normalise_line_ends(text).replace("\n", "\n  ")
