@@ -33,8 +33,10 @@ from memory_action.untrusted_markdown import normalise_line_ends, safe_document,
 
 __all__ = ["Form", "SafeText", "gate"]
 
-# Invisible to a reader, so a secret split by them is still the secret to whoever copies it.
-_INVISIBLE = re.compile("[\u00ad\u180e\u200b-\u200f\u2060-\u2064\ufeff]")
+# What a reader does not see as part of a secret: invisible characters (a secret split by them is
+# still the secret to whoever copies it) and the backticks of the code spans that safe Markdown
+# wraps around a mention; ``&lt;`` is read as the "<" it shows.
+_UNSEEN = re.compile("[\u00ad\u180e\u200b-\u200f\u2060-\u2064\ufeff`]|&lt;")
 _GATE_KEY = object()  # only ``gate`` holds it, so only ``gate`` makes a SafeText
 
 
@@ -99,21 +101,38 @@ def gate(
 
 
 def _redact(text: str, masked: tuple[str, ...]) -> str:
-    """``text`` without its secrets, also those only a reader sees (split by invisibles)."""
+    """``text`` without its secrets, also those only a reader sees (``_UNSEEN``): text made
+    safe before it reached the gate (a mention wrapped in code, "<" escaped) is redacted as
+    if it had reached it first."""
     findings = find_secrets(text, masked)
-    if _INVISIBLE.search(text):
+    if _UNSEEN.search(text):
         findings = _merged(findings, list(_seen_through(text, masked)))
     return replace_findings(text, findings)[0] if findings else text
 
 
 def _seen_through(text: str, masked: tuple[str, ...]) -> Iterator[SecretFinding]:
-    """The secrets of ``text`` read without its invisible characters, placed back in ``text``."""
-    positions = [i for i, char in enumerate(text) if not _INVISIBLE.fullmatch(char)]
-    visible = "".join(text[i] for i in positions)
-    for found in find_secrets(visible, masked):
+    """The secrets of ``text`` as a reader sees it, placed back in ``text``."""
+    visible: list[str] = []
+    starts: list[int] = []  # where each visible character starts in ``text``
+    ends: list[int] = []
+    position = 0
+    for match in _UNSEEN.finditer(text):
+        for index in range(position, match.start()):
+            visible.append(text[index])
+            starts.append(index)
+            ends.append(index + 1)
+        if match.group(0) == "&lt;":
+            visible.append("<")
+            starts.append(match.start())
+            ends.append(match.end())
+        position = match.end()
+    for index in range(position, len(text)):
+        visible.append(text[index])
+        starts.append(index)
+        ends.append(index + 1)
+    for found in find_secrets("".join(visible), masked):
         if found.end > found.start:
-            start, end = positions[found.start], positions[found.end - 1] + 1
-            yield SecretFinding(found.kind, start, end)
+            yield SecretFinding(found.kind, starts[found.start], ends[found.end - 1])
 
 
 def _merged(first: list[SecretFinding], second: list[SecretFinding]) -> list[SecretFinding]:

@@ -224,7 +224,9 @@ def _unread(command: Command, start: StartingMemory) -> Answer:
 
 def _listing(plan: Plan, start: StartingMemory, text: str) -> Answer:
     return Answer(
-        Verb.MEMORY, replies.listing(text, start.provenance, plan.scope.description), True
+        Verb.MEMORY,
+        replies.listing(text, start.provenance, plan.scope.description, plan.masked),
+        True,
     )
 
 
@@ -299,11 +301,11 @@ def _forget(plan: Plan, text: str, wanted: str) -> tuple[str, Answer]:
         return items.without(text, found.item), Answer(Verb.FORGET, forgot, True)
     agent = plan.settings.agent_name
     if found.candidates:
-        listed = replies.candidates(wanted, found.candidates, text, agent)
+        listed = replies.candidates(wanted, found.candidates, text, agent, plan.masked)
         return text, Answer(Verb.FORGET, listed, False)
     missing = (
-        f"Nothing in memory matches {replies.shown(wanted)}; `@{agent} memory` lists what "
-        "I remember."
+        f"Nothing in memory matches {replies.shown(wanted, plan.masked)}; "
+        f"`@{agent} memory` lists what I remember."
     )
     return text, Answer(Verb.FORGET, missing, False)
 

@@ -38,7 +38,7 @@ TEAM = "octo-org/everyone"
 HTML = '<img src="x" alt="PLANTED">'
 # What is planted everywhere; a memory line holds no secret (that edit is refused anyway).
 LOUD = f"Merci é@{TEAM}, @{TEAM} {HTML} <details><summary>PLANTED</summary>"
-PLANT = f"{LOUD} {TOKEN} {MASKED}"
+PLANT = f"{TOKEN} {MASKED} {LOUD}"  # secrets first: a line shown shortened keeps them
 MEMORY = ".agent-memory/AGENTS.md"
 MAIN, PR_REF = "refs/heads/main", "refs/pull/7/merge"
 COMMITTED = "memory-agent/v1/memory-agent/repo/committed"
@@ -124,7 +124,8 @@ def comment_event(body: str, *, number: int, issue: bool, comment_id: int) -> di
         "issue": {"number": number, "user": {"login": "mona"}},
         "comment": {
             "id": comment_id,
-            "html_url": f"https://github.com/{REPOSITORY}/{kind}/{number}#c-{comment_id}",
+            # The payload's own fields are untrusted too (a commit message names this one).
+            "html_url": f"https://github.com/{REPOSITORY}/{kind}/{number}#c-{comment_id} {PLANT}",
             "body": body,
             "author_association": "MEMBER",
             "user": {"login": "maintainer", "type": "User"},
@@ -154,10 +155,10 @@ def commands(runner: ActionRunner, number: int, *, issue: bool) -> list[RunOutco
     """Every command, its text planted; on an issue with the git store, on a pull request
     with its sticky comment."""
     texts = [
+        "@memory-agent memory",  # first: the tampered provenance as it was restored
         f"@memory-agent remember Ping {LOUD}",
         f"@memory-agent remember {PLANT}",
         f"@memory-agent forget {PLANT}",
-        "@memory-agent memory",
     ]
     return [
         ran(
