@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Iterator
-from functools import cache
+from functools import cache, lru_cache
 
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
@@ -149,6 +149,12 @@ def _parser() -> MarkdownIt:
     return MarkdownIt("commonmark").enable(["table", "strikethrough"])
 
 
+@lru_cache(maxsize=2)  # the last text parsed: settling, closing fences and checking read it
+def _parse(text: str) -> tuple[Token, ...]:
+    """The block tokens of ``text`` (read only: they are shared by the passes over one text)."""
+    return tuple(_parser().parse(text))
+
+
 def _normalise(text: str) -> str:
     """Line ends as the parser counts them (it reads CR and CRLF as LF)."""
     return normalise_line_ends(text)
@@ -171,7 +177,7 @@ def prose_lines(text: str) -> list[str]:
     lines = text.split("\n")
     numbers: list[int] = []
     quoted = 0
-    for token in _parser().parse(text):
+    for token in _parse(text):
         if token.type == "blockquote_open":
             quoted += 1
         elif token.type == "blockquote_close":
@@ -183,7 +189,7 @@ def prose_lines(text: str) -> list[str]:
 
 def _tokens(text: str) -> Iterator[Token]:
     """Every token, inline ones (code spans, text, HTML) included."""
-    for token in _parser().parse(text):
+    for token in _parse(text):
         yield token
         yield from token.children or ()
 
@@ -191,7 +197,7 @@ def _tokens(text: str) -> Iterator[Token]:
 def _code_lines(text: str) -> set[int]:
     """The lines (from 0) that are in a fenced or indented code block, wherever it is nested."""
     lines: set[int] = set()
-    for token in _parser().parse(text):
+    for token in _parse(text):
         if token.type in ("fence", "code_block") and token.map:
             lines.update(range(*token.map))
     return lines
@@ -277,7 +283,7 @@ def _escape_code(text: str) -> str:
 def _close_open_fence(text: str) -> str:
     """Close a fence that runs to the end of ``text``, in its list item or quote."""
     lines = text.split("\n")
-    fences = [t for t in _parser().parse(text) if t.type == "fence" and t.map]
+    fences = [t for t in _parse(text) if t.type == "fence" and t.map]
     if not fences or fences[-1].map is None or fences[-1].map[1] < len(lines):
         return text
     start, end = fences[-1].map
