@@ -43,6 +43,8 @@ MEMORY = ".agent-memory/AGENTS.md"
 MAIN, PR_REF = "refs/heads/main", "refs/pull/7/merge"
 COMMITTED = "memory-agent/v1/memory-agent/repo/committed"
 PATCH = "@@ -1,2 +1,3 @@\n def fetch(url):\n+    for attempt in range(3):\n     return get(url)\n"
+# Git allows any byte but NUL in a file name: a changed file's path is untrusted text too.
+ODD_PATH = f"docs/a\n\n@{TEAM} {HTML}.md"
 PARSER = MarkdownIt("commonmark").enable(["table", "strikethrough"])
 # GitHub notifies "@name" after anything but ASCII [A-Za-z0-9_] (not in a URL's path).
 LIVE_MENTION = re.compile(rf"(?<![A-Za-z0-9_/])@{re.escape(TEAM)}")
@@ -146,7 +148,8 @@ def ran(outcome: RunOutcome) -> RunOutcome:
 @pytest.fixture
 def github() -> Iterator[FakeGitHub]:
     fake = FakeGitHub(permissions={"maintainer": "write"})
-    fake.add_pull(FakePullRequest(files=[changed_file("src/fetch.py", PATCH)]))
+    changed = [changed_file("src/fetch.py", PATCH), changed_file(ODD_PATH, PATCH)]
+    fake.add_pull(FakePullRequest(files=changed))
     with fake.serve():
         yield fake
 
@@ -210,6 +213,7 @@ def test_nothing_planted_leaves_any_run(
             finding(suggestion=f"x = 1\r- {PLANT}\n"),
             finding(path=f"src/fetch.py\n\n@{TEAM} {HTML} {TOKEN}", line=9),
             finding(line=40),
+            finding(path=ODD_PATH, line=40),  # no anchor: listed in the review's body
         ),
     )
     outcomes.append(ran(review.run("pull_request", pull_request_event(), PR_REF, model)))
@@ -224,6 +228,8 @@ def test_nothing_planted_leaves_any_run(
     outcomes.append(done)
 
     assert github.reviews.posted(7), "the review should have posted inline comments"
+    [review_body] = [r["body"] for r in github.reviews.reviews[7]]
+    assert "docs/a" in review_body, "the finding on the odd path should be in the review body"
     assert github.git.opened, "maintenance should have opened a pull request"
     found = problems(github, [git.root, review.root, maintenance.root], outcomes)
     assert found == []
