@@ -27,6 +27,7 @@ from memory_action.memory.proposals import (
 )
 from memory_action.memory.provenance import changed_entries, render_changes_markdown
 from memory_action.memory.render import render_memory_block
+from memory_action.outgoing import Form, gate
 from memory_action.plan import Outcome, Plan
 from memory_action.promotion import verified_proposal
 from memory_action.pull_request import CommentPermissionError
@@ -210,11 +211,17 @@ def _with_sources_note(plan: Plan, review: str) -> str:
 
 def _review_text(plan: Plan, outcome: Outcome) -> str:
     """The review, after a note when the engine stopped short (the day's quota, a failure)."""
-    review = outcome.answer  # redacted with everything else by the outgoing gate
+    review = _redacted(plan, outcome.answer)
     note = outcome.review.note if outcome.review is not None else ""
     if not note:
         return review
     return f"> **Note:** {note}\n\n{review}" if review else f"> **Note:** {note}"
+
+
+def _redacted(plan: Plan, text: str) -> str:
+    """``text`` redacted by the outgoing gate before it is fitted into a document: a mark can
+    be longer than what it replaces, and the comment must stay within GitHub's limit."""
+    return gate(text, plan.masked, form=Form.TEXT).text
 
 
 def comment_proposal(plan: Plan, outcome: Outcome, current: str | None = None) -> str:
@@ -251,7 +258,7 @@ def post_comment(plan: Plan, outcome: Outcome) -> str:
         plan.masked,
         agent_name=settings.agent_name,
         review_markdown=_with_sources_note(plan, _review_text(plan, outcome)),
-        memory_diff=outcome.memory_diff,
+        memory_diff=_redacted(plan, outcome.memory_diff),
         memory_note=outcome.save_note,
         run_url=plan.context.run_url,
         proposal_markdown=comment_proposal(plan, outcome),
@@ -302,7 +309,7 @@ def write_summary(plan: Plan, outcome: Outcome) -> None:
             restore_hit=outcome.start.restored.hit,
             matched_key=outcome.start.restored.matched_key,
             restore_warning="; ".join(outcome.start.unread) or None,
-            memory_diff=outcome.memory_diff,
+            memory_diff=_redacted(plan, outcome.memory_diff),
             save_note=_summary_save_note(plan, outcome),
             review_markdown=_review_text(plan, outcome),
             approx_tokens=text_tokens(block) if settings.enable_memory else 0,
