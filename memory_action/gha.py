@@ -13,7 +13,10 @@ import sys
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
+
+if TYPE_CHECKING:
+    from memory_action.outgoing import SafeText
 
 
 def _escape_data(text: str) -> str:
@@ -93,21 +96,23 @@ class Workflow:
             text = text.replace(value, "***")
         return text
 
-    def set_output(self, name: str, value: str) -> None:
+    def set_output(self, name: str, value: SafeText) -> None:
+        """Write a step output; only a text that passed the outgoing gate (``outgoing.gate``)."""
         path = self._env.get("GITHUB_OUTPUT")
         if not path:
             return
         delimiter = f"ghadelimiter_{secrets.token_hex(16)}"
         with Path(path).open("a", encoding="utf-8") as handle:
-            handle.write(f"{name}<<{delimiter}\n{value}\n{delimiter}\n")
+            handle.write(f"{name}<<{delimiter}\n{value.text}\n{delimiter}\n")
 
-    def append_summary(self, markdown: str) -> bool:
-        """Append to the job summary; False when there is none (outside Actions)."""
+    def append_summary(self, markdown: SafeText) -> bool:
+        """Append to the job summary (only a text that passed the outgoing gate); False when
+        there is none (outside Actions)."""
         path = self._env.get("GITHUB_STEP_SUMMARY")
         if not path:
             return False
         with Path(path).open("a", encoding="utf-8") as handle:
-            handle.write(self.redact(markdown).rstrip("\n") + "\n")
+            handle.write(self.redact(markdown.text).rstrip("\n") + "\n")
         return True
 
     @contextmanager

@@ -25,6 +25,7 @@ from memory_action.layers import StartingMemory
 from memory_action.memory.items import with_item
 from memory_action.memory.review_ledger import LEDGER_STATES, ReviewLedger
 from memory_action.memory.state import read_memory, write_memory
+from memory_action.outgoing import SafeText, gate
 from memory_action.plan import Plan
 from memory_action.pull_request import (
     ChangedFile,
@@ -59,7 +60,7 @@ class ReviewAccess(Protocol):
     def identity(self) -> str: ...
 
     def post_review(
-        self, pr_number: int, commit_id: str, body: str, comments: Sequence[InlineComment]
+        self, pr_number: int, commit_id: str, body: SafeText, comments: Sequence[InlineComment]
     ) -> PostedReview: ...
 
     def review_feedback(self, pr_number: int) -> list[CommentFeedback]: ...
@@ -262,7 +263,7 @@ def _publish(
     pr = plan.context.pull_request
     if github is None or pr is None:
         return Published(_written_out(result, prepared, new, "", files), None)
-    placed = [(f, anchor(f, files)) for f in new]
+    placed = [(f, anchor(f, files, masked=plan.masked)) for f in new]
     inline = [(f, c) for f, c in placed if c is not None]
     loose = [f for f, c in placed if c is None]
     head = reader.info().head_sha
@@ -270,9 +271,8 @@ def _publish(
         ledger = recorded(ledger, [], files, head)
         return Published(_summary_markdown(result, prepared, ledger, None), ledger)
     try:
-        posted = github.post_review(
-            pr.number, head, _review_body(prepared, loose), [c for _, c in inline]
-        )
+        body = gate(_review_body(prepared, loose), plan.masked)
+        posted = github.post_review(pr.number, head, body, [c for _, c in inline])
     except CommentPermissionError:
         plan.log.notice(
             "This run's token may not post a pull request review (fork pull requests get a "

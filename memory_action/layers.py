@@ -30,6 +30,7 @@ from memory_action.memory.state import (
     sanitize_folder,
     write_memory,
 )
+from memory_action.outgoing import Form, gate
 from memory_action.scope import Layer, MemoryScope
 from memory_action.store.base import (
     EntryLister,
@@ -349,8 +350,16 @@ def _capped(keys: frozenset[str]) -> tuple[str, ...]:
     return tuple(sorted(keys))[-MAX_PARENTS:]
 
 
-def write_entry(folder: Path, text: str, state: EntryState, provenance: Provenance) -> None:
-    """Lay out a memory folder as an entry: AGENTS.md, the provenance sidecar, the state."""
-    write_memory(folder, text)
-    provenance.dump(folder / PROVENANCE_FILE)
-    state.dump(folder)
+def write_entry(
+    folder: Path,
+    text: str,
+    state: EntryState,
+    provenance: Provenance,
+    masked: Iterable[str] = (),
+) -> None:
+    """Lay out a memory folder as an entry: AGENTS.md, the provenance sidecar, the state; each
+    through the outgoing gate (``outgoing.gate``), redacting ``masked`` too."""
+    masked = tuple(masked)
+    write_memory(folder, gate(text, masked, form=Form.TEXT).text)
+    provenance.dump(folder / PROVENANCE_FILE, masked)
+    state.dump(folder, masked)

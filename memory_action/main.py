@@ -47,7 +47,10 @@ def main(
         return 0
     except MemoryActionError as exc:
         workflow.error(str(exc), title="memory-agent")
-        workflow.append_summary(f"### memory-agent failed\n\n{workflow.redact(str(exc))}\n")
+        from memory_action.outgoing import gate  # noqa: PLC0415 - only on the error path
+
+        failed = gate(f"### memory-agent failed\n\n{exc}\n", workflow.masked_values)
+        workflow.append_summary(failed)
         return exc.exit_code
 
 
@@ -81,8 +84,12 @@ def _run_action(
     services = build_services(settings, context, env, workflow, build_model, github=github)
     services = dataclasses.replace(services, sleep=sleep, timer=timer)
     result = pipeline.run(settings, context, services)
+    from memory_action.outgoing import Form, gate  # noqa: PLC0415 - see the pipeline
+
     for name, value in result.outputs().items():
-        workflow.set_output(name, value)
+        # The response is Markdown a workflow may post; the others are values machines read.
+        form = Form.MARKDOWN if name == "response" else Form.TEXT
+        workflow.set_output(name, gate(value, workflow.masked_values, form=form))
     return 0
 
 

@@ -22,7 +22,7 @@ from pathlib import Path
 from memory_action.layers import StartingMemory
 from memory_action.memory.provenance import Provenance
 from memory_action.memory.review_ledger import ReviewLedger
-from memory_action.memory.scrub import redact
+from memory_action.outgoing import Form, SafeText, gate
 from memory_action.plan import Plan
 from memory_action.saving import save
 from memory_action.settings import MaintenanceOutput, Mode
@@ -124,9 +124,13 @@ def _proposing_store(the_plan: Plan, start: StartingMemory, final: str) -> Propo
 
 
 def _open(
-    the_plan: Plan, proposing: ProposingStore, saved: SaveResult, body: str
+    the_plan: Plan, proposing: ProposingStore, saved: SaveResult, body: SafeText
 ) -> tuple[SaveResult, str]:
-    title = f"memory-agent: maintenance of {the_plan.scope.description}"
+    title = gate(
+        f"memory-agent: maintenance of {the_plan.scope.description}",
+        the_plan.masked,
+        form=Form.LINE,
+    )
     base = proposing.git.branch
     try:
         pull = proposing.git.open_pull_request(proposing.branch, title, body)
@@ -148,7 +152,7 @@ def _open(
     return dataclasses.replace(saved, saved=False, reason=reason), note
 
 
-def _body(the_plan: Plan, reasons: tuple[str, ...], diff: str) -> str:
+def _body(the_plan: Plan, reasons: tuple[str, ...], diff: str) -> SafeText:
     """The diff with the reasons maintenance found, as the job summary shows them."""
     found = "".join(f"- {safe_prose(' '.join(r.split()))}\n" for r in reasons)
     intro = (
@@ -161,4 +165,4 @@ def _body(the_plan: Plan, reasons: tuple[str, ...], diff: str) -> str:
     if len(text) > room:
         text = text[: room - len(TRUNCATED) - 1].rsplit("\n", 1)[0] + "\n" + TRUNCATED
     body = f"{head}### Memory changes\n\n{fence(break_markers(text), 'diff')}\n"
-    return redact(body, the_plan.masked)[0]
+    return gate(body, the_plan.masked)

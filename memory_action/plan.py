@@ -20,7 +20,8 @@ from memory_action.layers import LayerStore, StartingMemory
 from memory_action.memory.provenance import Provenance, Stamp
 from memory_action.memory.scrub import RefusalLog
 from memory_action.memory.sources import MemoryFiles, MemorySource, find_symlink
-from memory_action.pull_request import PullRequestCommenter, PullRequestReader
+from memory_action.outgoing import SafeText
+from memory_action.pull_request import PullRequestCommenter, PullRequestReader, ReactionContent
 from memory_action.review.progress import ProgressHook
 from memory_action.scope import Layer, MemoryScope
 from memory_action.settings import Mode, Settings
@@ -58,9 +59,11 @@ class GitHubAccess(PullRequestCommenter, Protocol):
 
     def head_repository(self, pr_number: int) -> str | None: ...
 
-    def react(self, comment_id: int, content: str, *, review_comment: bool = False) -> None: ...
+    def react(
+        self, comment_id: int, content: ReactionContent, *, review_comment: bool = False
+    ) -> None: ...
 
-    def reply(self, number: int, body: str, *, in_thread_of: int | None = None) -> str: ...
+    def reply(self, number: int, body: SafeText, *, in_thread_of: int | None = None) -> str: ...
 
 
 @dataclass(frozen=True)

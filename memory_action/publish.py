@@ -1,7 +1,8 @@
 """What a run shows people: the sticky pull request comment and the job summary.
 
 Both carry this run's memory changes; a pull request's comment also carries its proposed
-memory changes (a checklist to veto, and the block promotion reads after the merge). Secrets are
+memory changes (a checklist to veto, and the block promotion reads after the merge). Both leave
+only through the outgoing gate (``report.safe_comment``, ``report.safe_summary``): secrets are
 redacted from everything shown, whatever the model wrote.
 """
 
@@ -26,7 +27,7 @@ from memory_action.memory.proposals import (
 )
 from memory_action.memory.provenance import changed_entries, render_changes_markdown
 from memory_action.memory.render import render_memory_block
-from memory_action.memory.scrub import redact
+from memory_action.outgoing import Form, gate
 from memory_action.plan import Outcome, Plan
 from memory_action.promotion import verified_proposal
 from memory_action.pull_request import CommentPermissionError
@@ -210,15 +211,17 @@ def _with_sources_note(plan: Plan, review: str) -> str:
 
 def _review_text(plan: Plan, outcome: Outcome) -> str:
     """The review, after a note when the engine stopped short (the day's quota, a failure)."""
-    review = _safe(plan, outcome.answer)
+    review = _redacted(plan, outcome.answer)
     note = outcome.review.note if outcome.review is not None else ""
     if not note:
         return review
     return f"> **Note:** {note}\n\n{review}" if review else f"> **Note:** {note}"
 
 
-def _safe(plan: Plan, text: str) -> str:
-    return redact(text, plan.masked)[0]
+def _redacted(plan: Plan, text: str) -> str:
+    """``text`` redacted by the outgoing gate before it is fitted into a document: a mark can
+    be longer than what it replaces, and the comment must stay within GitHub's limit."""
+    return gate(text, plan.masked, form=Form.TEXT).text
 
 
 def comment_proposal(plan: Plan, outcome: Outcome, current: str | None = None) -> str:
@@ -251,10 +254,11 @@ def post_comment(plan: Plan, outcome: Outcome) -> str:
     if pr is None or not settings.post_comment or github is None:
         return ""
     marker = report.comment_marker(settings.agent_name)
-    body = report.render_comment(
+    body = report.safe_comment(
+        plan.masked,
         agent_name=settings.agent_name,
         review_markdown=_with_sources_note(plan, _review_text(plan, outcome)),
-        memory_diff=_safe(plan, outcome.memory_diff),
+        memory_diff=_redacted(plan, outcome.memory_diff),
         memory_note=outcome.save_note,
         run_url=plan.context.run_url,
         proposal_markdown=comment_proposal(plan, outcome),
@@ -293,7 +297,7 @@ def write_summary(plan: Plan, outcome: Outcome) -> None:
     block = render_memory_block(outcome.sources, settings.memory_file.as_posix())
     proposal = proposal_for(plan, outcome)
     changes = changed_entries(outcome.start.text, outcome.final, outcome.provenance)
-    summary = report.render_summary(
+    summary = report.safe_summary(
         report.SummaryInput(
             agent_name=settings.agent_name,
             event=plan.context.event_name,
@@ -305,7 +309,7 @@ def write_summary(plan: Plan, outcome: Outcome) -> None:
             restore_hit=outcome.start.restored.hit,
             matched_key=outcome.start.restored.matched_key,
             restore_warning="; ".join(outcome.start.unread) or None,
-            memory_diff=_safe(plan, outcome.memory_diff),
+            memory_diff=_redacted(plan, outcome.memory_diff),
             save_note=_summary_save_note(plan, outcome),
             review_markdown=_review_text(plan, outcome),
             approx_tokens=text_tokens(block) if settings.enable_memory else 0,
@@ -319,7 +323,8 @@ def write_summary(plan: Plan, outcome: Outcome) -> None:
                 note for note in (_sources_note(plan), *outcome.start.notes, *outcome.notes) if note
             ),
             changes_markdown=render_changes_markdown(changes),
-        )
+        ),
+        plan.masked,
     )
     if not plan.log.append_summary(summary):
         plan.log.debug("No job summary file; summary not written.")

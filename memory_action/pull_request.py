@@ -3,8 +3,13 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Protocol
+from typing import TYPE_CHECKING, Literal, Protocol
 
+if TYPE_CHECKING:
+    from memory_action.outgoing import SafeText
+
+# The reactions the agent adds to a comment with commands: all done, or seen but not all done.
+ReactionContent = Literal["+1", "eyes"]
 MAX_FILE_BYTES = 2 * 1024 * 1024  # larger files are no use to a reviewing model
 _BINARY_SNIFF = 8_192  # a NUL byte in the first 8 KiB means binary, as git decides
 
@@ -72,7 +77,7 @@ class CommentPermissionError(Exception):
 class PullRequestCommenter(Protocol):
     """Posts the one sticky comment of an agent on a pull request."""
 
-    def upsert_sticky_comment(self, pr_number: int, marker: str, body: str) -> PostedComment:
+    def upsert_sticky_comment(self, pr_number: int, marker: str, body: SafeText) -> PostedComment:
         """Update the comment containing ``marker``, or create it; CommentPermissionError on 403."""
         ...
 

@@ -11,22 +11,27 @@ must stay within ``PROPOSAL_LIMIT`` characters, which leaves the rest of the com
 
 Both documents have a size limit; when over it, the memory diff is cut first, then the review,
 each with a visible note. The marker, header, proposal and footer are never cut.
+
+``safe_comment`` and ``safe_summary`` are what is posted and written: the rendered document
+through the outgoing gate (``outgoing.gate``), which keeps only our own HTML (``our_html``).
 """
 
 from __future__ import annotations
 
 import re
 import string
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from functools import cache
 from importlib import resources
 
+from memory_action.outgoing import SafeText, gate
 from memory_action.settings import AGENT_NAME
 from memory_action.untrusted_markdown import (
     break_markers,
     code_span,
     fence,
+    raw_html,
     safe_markdown,
     safe_prose,
 )
@@ -135,6 +140,56 @@ def marker_agent(marker: str) -> str | None:
     return name if AGENT_NAME.fullmatch(name) and comment_marker(name) == marker else None
 
 
+# The HTML our templates write around the memory changes and the footer.
+MEMORY_DETAILS = "<details><summary>Memory changes in this run</summary>"
+FIXED_HTML = (MEMORY_DETAILS, "</details>", "<sub>", "</sub>")
+_NOT_REVIEWED_DETAILS = re.compile(r"<details><summary>Not reviewed \(\d+ files?\)</summary>")
+
+
+def our_html(agent_name: str, *ours: str) -> tuple[str, ...]:
+    """The raw HTML the gate keeps in a comment of ``agent_name``: its marker, our fixed
+    ``<details>`` and ``<sub>``, and the HTML of ``ours`` (Markdown we wrote: a proposal)."""
+    found = (snippet for markdown in ours for snippet in raw_html(markdown))
+    return (comment_marker(agent_name), *FIXED_HTML, *found)
+
+
+def kept_html(body: str) -> tuple[str, ...]:
+    """Our fixed HTML in a comment we posted before (the "Not reviewed" header with its count)."""
+    return tuple(dict.fromkeys(_NOT_REVIEWED_DETAILS.findall(body)))
+
+
+def safe_comment(
+    masked: Iterable[str],
+    *,
+    agent_name: str,
+    review_markdown: str,
+    memory_diff: str,
+    memory_note: str,
+    run_url: str | None,
+    proposal_markdown: str = "",
+    figures: ReviewFigures | None = None,
+) -> SafeText:
+    """``render_comment`` through the outgoing gate: what is posted."""
+    body = render_comment(
+        agent_name=agent_name,
+        review_markdown=review_markdown,
+        memory_diff=memory_diff,
+        memory_note=memory_note,
+        run_url=run_url,
+        proposal_markdown=proposal_markdown,
+        figures=figures,
+    )
+    ours = our_html(agent_name, proposal_markdown, not_reviewed_markdown(figures))
+    return gate(body, masked, ours=ours)
+
+
+def safe_summary(summary: SummaryInput, masked: Iterable[str]) -> SafeText:
+    """``render_summary(summary)`` through the outgoing gate: what the job summary gets."""
+    ours = (*FIXED_HTML, *raw_html(summary.proposal_markdown))
+    reviewed = not_reviewed_markdown(summary.figures)
+    return gate(render_summary(summary), masked, ours=(*ours, *raw_html(reviewed)))
+
+
 # --- the comment --------------------------------------------------------------------------------
 
 
@@ -187,10 +242,7 @@ def _join(review: str, proposal: str) -> str:
 def _memory_section(note: str, diff: str) -> str:
     if not diff:
         return f"**Memory:** {note or 'No memory changes.'}"
-    details = (
-        "<details><summary>Memory changes in this run</summary>\n\n"
-        f"{fence(diff, 'diff')}\n\n</details>"
-    )
+    details = f"{MEMORY_DETAILS}\n\n{fence(diff, 'diff')}\n\n</details>"
     return f"**Memory:** {note}\n\n{details}" if note else details
 
 

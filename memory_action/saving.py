@@ -68,7 +68,7 @@ def save(
             )
             the_plan.log.warning(f"Memory not saved: {reason}.")
             return SaveResult(saved=False, key=key, reason=reason)
-        write_entry(the_plan.folder, text, state, provenance_saved)
+        write_entry(the_plan.folder, text, state, provenance_saved, the_plan.masked)
         result = store.save(key, the_plan.folder)
         if not result.raced:
             break

@@ -26,8 +26,8 @@ failing that the whole text is shown as one code block.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
-from functools import cache
+from collections.abc import Iterable, Iterator
+from functools import cache, lru_cache
 
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
@@ -46,9 +46,11 @@ _HTML_BLOCK_START = re.compile(
     r"^([ \t>*+\-.)\d]*)<(?=[!?]|(?:pre|script|style|textarea)\b)", re.I | re.M
 )
 # A GitHub mention with its dotted tail (``@pytest.fixture``), its "@" maybe spelt as an entity;
-# not an e-mail, not in a URL's path.
+# not an e-mail, not in a URL's path. GitHub's mention filter takes any character outside ASCII
+# ``[A-Za-z0-9_]`` as the boundary before "@" (``é@org/team`` notifies), not Unicode's ``\w``.
 _MENTION = re.compile(
-    r"(?<![\w/])(?:@|&(?:#0*64|#x0*40|commat);)[A-Za-z0-9][A-Za-z0-9-]*(?:[./][A-Za-z0-9_][\w-]*)*",
+    r"(?<![A-Za-z0-9_/])(?:@|&(?:#0*64|#x0*40|commat);)[A-Za-z0-9][A-Za-z0-9-]*"
+    r"(?:[./][A-Za-z0-9_][\w-]*)*",
     re.I,
 )
 _AT_ENTITY = re.compile(r"^&[^;]*;")
@@ -63,6 +65,10 @@ _MARKER_START = re.compile(r"<!--(?=\s*memory-agent:)", re.I)
 # The words of the proposal block and its checkboxes (memory.proposals), even without "<!--".
 _PROPOSAL_WORD = re.compile(r"memory-agent(?=\s*:\s*(?:proposal|item))", re.I)
 _LEADING_BLANK_LINES = re.compile(r"\A(?:[ \t]*\n)+")
+# Our own HTML is held out of ``safe_document``'s escaping as private-use placeholders.
+_HOLD_OPEN, _HOLD_CLOSE = "\ue000", "\ue001"
+_HELD = re.compile(f"[{_HOLD_OPEN}{_HOLD_CLOSE}]")
+_HELD_SNIPPET = re.compile(f"{_HOLD_OPEN}(\\d+){_HOLD_CLOSE}")
 MAX_PASSES = 8  # each pass escapes at least one more thing; real text settles in one or two
 _PROBE = "memory-agent-probe"  # a paragraph that must stay one after the review
 
@@ -76,7 +82,9 @@ def fence(text: str, info: str = "", char: str = "`") -> str:
 
 
 def code_span(text: str) -> str:
-    """Inline code that holds any one line of text (backticks included)."""
+    """Inline code that holds any text (backticks included) on one line: a line end inside
+    (a path can hold one) would let what follows it out of the span."""
+    text = " ".join(normalise_line_ends(text).split("\n"))
     ticks = "`" * (max((len(r) for r in re.findall(r"`+", text)), default=0) + 1)
     pad = " " if text.startswith("`") or text.endswith("`") else ""
     return f"{ticks}{pad}{text}{pad}{ticks}"
@@ -91,6 +99,32 @@ def safe_markdown(text: str) -> str:
         if _is_safe(safe):
             return break_markers(safe)
     return break_markers(fence(_escape_code(text), char="~"))
+
+
+def safe_document(text: str, ours: Iterable[str] = ()) -> str:
+    """A whole document we assembled (a comment, a summary, a reply) made safe as
+    ``safe_markdown`` makes the model's text, keeping exactly the snippets of raw HTML in
+    ``ours`` (our markers, our ``<details>``) as they are: anything else that would act is
+    escaped, wherever it came from."""
+    text = _HELD.sub("", normalise_line_ends(text))
+    kept = sorted({normalise_line_ends(snippet) for snippet in ours} - {""}, key=len, reverse=True)
+    if kept:
+        ours_pattern = re.compile("|".join(re.escape(snippet) for snippet in kept))
+        text = ours_pattern.sub(
+            lambda m: f"{_HOLD_OPEN}{kept.index(m.group(0))}{_HOLD_CLOSE}", text
+        )
+    safe = safe_markdown(text)
+    return _HELD_SNIPPET.sub(lambda m: kept[int(m.group(1))], safe)
+
+
+def raw_html(markdown: str) -> tuple[str, ...]:
+    """The raw HTML of Markdown we wrote ourselves (our markers, ``<details>``, ``<sub>``), as
+    ``safe_document`` keeps it: each HTML block and inline tag as written."""
+    return tuple(
+        token.content.rstrip("\n")
+        for token in _tokens(normalise_line_ends(markdown))
+        if token.type in ("html_block", "html_inline")
+    )
 
 
 def safe_prose(text: str) -> str:
@@ -115,9 +149,25 @@ def _parser() -> MarkdownIt:
     return MarkdownIt("commonmark").enable(["table", "strikethrough"])
 
 
+@lru_cache(maxsize=2)  # the last text parsed: settling, closing fences and checking read it
+def _parse(text: str) -> tuple[Token, ...]:
+    """The block tokens of ``text`` (read only: they are shared by the passes over one text)."""
+    return tuple(_parser().parse(text))
+
+
 def _normalise(text: str) -> str:
     """Line ends as the parser counts them (it reads CR and CRLF as LF)."""
-    return text.replace("\r\n", "\n").replace("\r", "\n")
+    return normalise_line_ends(text)
+
+
+# CommonMark ends lines at CR and CRLF too; Python's ``splitlines`` also at these.
+_LINE_ENDS = re.compile("\r\n|[\r\v\f\x1c\x1d\x1e\x85\u2028\u2029]")
+
+
+def normalise_line_ends(text: str) -> str:
+    """Every line end as LF: a lone CR (or a Unicode line separator) left in text we indent or
+    quote line by line would end a list item or a quote where GitHub reads a new line."""
+    return _LINE_ENDS.sub("\n", text)
 
 
 def prose_lines(text: str) -> list[str]:
@@ -127,7 +177,7 @@ def prose_lines(text: str) -> list[str]:
     lines = text.split("\n")
     numbers: list[int] = []
     quoted = 0
-    for token in _parser().parse(text):
+    for token in _parse(text):
         if token.type == "blockquote_open":
             quoted += 1
         elif token.type == "blockquote_close":
@@ -139,7 +189,7 @@ def prose_lines(text: str) -> list[str]:
 
 def _tokens(text: str) -> Iterator[Token]:
     """Every token, inline ones (code spans, text, HTML) included."""
-    for token in _parser().parse(text):
+    for token in _parse(text):
         yield token
         yield from token.children or ()
 
@@ -147,7 +197,7 @@ def _tokens(text: str) -> Iterator[Token]:
 def _code_lines(text: str) -> set[int]:
     """The lines (from 0) that are in a fenced or indented code block, wherever it is nested."""
     lines: set[int] = set()
-    for token in _parser().parse(text):
+    for token in _parse(text):
         if token.type in ("fence", "code_block") and token.map:
             lines.update(range(*token.map))
     return lines
@@ -233,7 +283,7 @@ def _escape_code(text: str) -> str:
 def _close_open_fence(text: str) -> str:
     """Close a fence that runs to the end of ``text``, in its list item or quote."""
     lines = text.split("\n")
-    fences = [t for t in _parser().parse(text) if t.type == "fence" and t.map]
+    fences = [t for t in _parse(text) if t.type == "fence" and t.map]
     if not fences or fences[-1].map is None or fences[-1].map[1] < len(lines):
         return text
     start, end = fences[-1].map

@@ -1,17 +1,20 @@
 """What the agent answers to comment commands: short, and safe to post.
 
-Everything taken from memory or from the comment is shown as inline code of one cleaned line
-(``proposals.shown_line``), so nothing in it can mention anyone, act as HTML, or start a line
-with a command; the whole reply loses our markers (``break_markers``).
+Everything taken from memory, its provenance or the comment is shown as inline code of one
+cleaned line (``proposals.shown_line``), so nothing in it can mention anyone, act as HTML, or
+start a line with a command; the whole reply loses our markers (``break_markers``) and is
+posted only through the outgoing gate (``outgoing.gate``).
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from memory_action.memory.items import Item, items
 from memory_action.memory.proposals import shown_line
 from memory_action.memory.provenance import Provenance
+from memory_action.outgoing import Form, gate
 from memory_action.untrusted_markdown import break_markers, code_span
 
 MAX_LISTING_CHARS = 50_000  # of one ``memory`` answer; a comment holds 65,536
@@ -29,8 +32,10 @@ class Answer:
     done: bool  # what was asked was done (or answered)
 
 
-def shown(text: str) -> str:
-    return code_span(shown_line(text))
+def shown(text: str, masked: Iterable[str] = ()) -> str:
+    """``text`` as inline code of one cleaned, shortened line, its secrets redacted first: cut
+    short, a token is no longer one the gate could recognise at the exit."""
+    return code_span(shown_line(gate(text, masked, form=Form.TEXT).text))
 
 
 def not_a_writer() -> str:
@@ -44,17 +49,20 @@ def cannot_keep(reason: str) -> str:
     return f"I cannot keep this: {reason}. Nothing was changed. {GIT_HINT}"
 
 
-def candidates(wanted: str, found: tuple[Item, ...], text: str, agent: str) -> str:
+def candidates(
+    wanted: str, found: tuple[Item, ...], text: str, agent: str, masked: Iterable[str] = ()
+) -> str:
     numbers = {item.index: number for number, item in enumerate(items(text), 1)}
     lines = [f"{numbers[item.index]}. {shown(item.text)}" for item in found]
     return (
-        f"More than one item could be {shown(wanted)}, so nothing was forgotten. The closest:\n\n"
+        f"More than one item could be {shown(wanted, masked)}, so nothing was forgotten. "
+        "The closest:\n\n"
         + "\n".join(lines)
         + f"\n\nSay which one with `@{agent} forget <number>` (or its exact text)."
     )
 
 
-def listing(text: str, provenance: Provenance, where: str) -> str:
+def listing(text: str, provenance: Provenance, where: str, masked: Iterable[str] = ()) -> str:
     listed = items(text)
     if not listed:
         return f"My memory ({where}) is empty."
@@ -62,7 +70,8 @@ def listing(text: str, provenance: Provenance, where: str) -> str:
     size = 0
     for number, item in enumerate(listed, 1):
         stamp = provenance.records.get(item.text)
-        origin = stamp.describe() if stamp is not None else "origin unknown"
+        # Provenance is restored, untrusted text ("@actor", or anything a tampered sidecar holds).
+        origin = shown(stamp.describe(), masked) if stamp is not None else "origin unknown"
         line = f"{number}. {shown(item.text)} · {origin}"
         size += len(line) + 1
         if size > MAX_LISTING_CHARS:

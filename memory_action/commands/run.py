@@ -41,9 +41,10 @@ from memory_action.layers import StartingMemory
 from memory_action.memory import items
 from memory_action.memory.diff import memory_diff
 from memory_action.memory.provenance import stamp_for_run, update
-from memory_action.memory.scrub import describe, find_secrets, redact
+from memory_action.memory.scrub import describe, find_secrets
+from memory_action.outgoing import gate
 from memory_action.plan import GitHubAccess, Outcome, Plan, RunResult, Services
-from memory_action.pull_request import CommentPermissionError
+from memory_action.pull_request import CommentPermissionError, ReactionContent
 from memory_action.scope import Layer, MemoryScope, committed_only, compute_scope
 from memory_action.settings import ScopeKind, Settings
 from memory_action.store.base import SaveResult
@@ -223,7 +224,9 @@ def _unread(command: Command, start: StartingMemory) -> Answer:
 
 def _listing(plan: Plan, start: StartingMemory, text: str) -> Answer:
     return Answer(
-        Verb.MEMORY, replies.listing(text, start.provenance, plan.scope.description), True
+        Verb.MEMORY,
+        replies.listing(text, start.provenance, plan.scope.description, plan.masked),
+        True,
     )
 
 
@@ -298,11 +301,11 @@ def _forget(plan: Plan, text: str, wanted: str) -> tuple[str, Answer]:
         return items.without(text, found.item), Answer(Verb.FORGET, forgot, True)
     agent = plan.settings.agent_name
     if found.candidates:
-        listed = replies.candidates(wanted, found.candidates, text, agent)
+        listed = replies.candidates(wanted, found.candidates, text, agent, plan.masked)
         return text, Answer(Verb.FORGET, listed, False)
     missing = (
-        f"Nothing in memory matches {replies.shown(wanted)}; `@{agent} memory` lists what "
-        "I remember."
+        f"Nothing in memory matches {replies.shown(wanted, plan.masked)}; "
+        f"`@{agent} memory` lists what I remember."
     )
     return text, Answer(Verb.FORGET, missing, False)
 
@@ -343,14 +346,14 @@ def _answer(
     result: RunResult,
 ) -> RunResult:
     log = services.workflow
-    body = redact(replies.reply_body(answers), log.masked_values)[0]
+    body = gate(replies.reply_body(answers), log.masked_values)
     log.info(f"Comment commands: {len(answers)} answered without a model call.")
     review_comment = context.event_name == REVIEW_COMMENT
     done = all(answer.done for answer in answers)
     url = ""
     if context.comment_id is not None:
         try:
-            reaction = "+1" if done else "eyes"
+            reaction: ReactionContent = "+1" if done else "eyes"
             github.react(context.comment_id, reaction, review_comment=review_comment)
         except (GitHubError, CommentPermissionError) as exc:
             log.warning(f"Could not react to the comment: {exc}")
@@ -362,6 +365,7 @@ def _answer(
             url = github.reply(number, body, in_thread_of=thread)
         except (GitHubError, CommentPermissionError) as exc:
             log.warning(f"Could not reply to the comment (the answer is in the job summary): {exc}")
-    if not log.append_summary(f"### memory-agent: comment commands\n\n{body}\n"):
+    summary = gate(f"### memory-agent: comment commands\n\n{body.text}\n", log.masked_values)
+    if not log.append_summary(summary):
         log.debug("No job summary file; summary not written.")
-    return dataclasses.replace(result, comment_url=url, response=body)
+    return dataclasses.replace(result, comment_url=url, response=body.text)

@@ -9,6 +9,7 @@ from __future__ import annotations
 from memory_action import report
 from memory_action.commands.proposal_section import with_proposal
 from memory_action.errors import GitHubError
+from memory_action.outgoing import gate
 from memory_action.plan import Outcome, Plan
 from memory_action.publish import comment_proposal
 from memory_action.pull_request import CommentPermissionError
@@ -26,9 +27,14 @@ def publish_proposal(plan: Plan, outcome: Outcome) -> str:
         current = github.find_sticky_comment(pr.number, marker)
         proposal = comment_proposal(plan, outcome, current or "")  # the comment is read once
         body = (
-            with_proposal(current, agent, proposal)
+            gate(
+                with_proposal(current, agent, proposal),
+                plan.masked,
+                ours=(*report.our_html(agent, proposal), *report.kept_html(current)),
+            )
             if current is not None
-            else report.render_comment(
+            else report.safe_comment(
+                plan.masked,
                 agent_name=agent,
                 review_markdown=NO_REVIEW,
                 memory_diff="",

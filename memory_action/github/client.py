@@ -48,6 +48,7 @@ from memory_action.github.promotion import (
     WorkflowRun,
 )
 from memory_action.github.reviews import CommentFeedback, Comparison, PostedReview
+from memory_action.outgoing import SafeText
 from memory_action.pull_request import (
     MAX_FILE_BYTES,
     ChangedFile,
@@ -55,6 +56,7 @@ from memory_action.pull_request import (
     PostedComment,
     PullRequestInfo,
     PullRequestReader,
+    ReactionContent,
     decode_text,
 )
 from memory_action.review.anchors import InlineComment
@@ -130,21 +132,24 @@ class GitHubClient:
         oldest, *newer = comments
         return fold_duplicates(oldest.body, [comment.body for comment in newer], marker)
 
-    def upsert_sticky_comment(self, pr_number: int, marker: str, body: str) -> PostedComment:
-        """Edit the oldest comment of ours (or create one); duplicates are folded in, deleted."""
-        if marker not in body:
+    def upsert_sticky_comment(self, pr_number: int, marker: str, body: SafeText) -> PostedComment:
+        """Edit the oldest comment of ours (or create one); duplicates are folded in, deleted.
+        Only a ``SafeText`` is posted: every text passes the outgoing gate first."""
+        text = body.text
+        if marker not in text:
             raise ValueError("the comment body must contain the marker, or no run can find it")
         # A token that may not even list the comments may not write one either.
         comments = self._our_comments(pr_number, marker, write=True)
         if not comments:
             with self.api(f"creating a comment on #{pr_number}", write=True):
-                created = self.repository.get_issue(pr_number).create_comment(body)
+                created = self.repository.get_issue(pr_number).create_comment(text)
                 return PostedComment(url=created.html_url, created=True)
         oldest, *newer = comments
-        body = fold_duplicates(body, [comment.body for comment in newer], marker)
-        if oldest.body != body:  # an unchanged review is not edited again
+        # Only the ticks of our own duplicates are folded into the gated text.
+        text = fold_duplicates(text, [comment.body for comment in newer], marker)
+        if oldest.body != text:  # an unchanged review is not edited again
             with self.api(f"updating comment {oldest.id} on #{pr_number}", write=True):
-                oldest.edit(body)
+                oldest.edit(text)
         for duplicate in newer:
             self._delete_duplicate(pr_number, duplicate)
         return PostedComment(url=oldest.html_url, created=False)
@@ -248,7 +253,7 @@ class GitHubClient:
         self,
         pr_number: int,
         commit_id: str,
-        body: str,
+        body: SafeText,
         comments: Sequence[InlineComment],
         *,
         pause: Callable[[float], None] = time.sleep,
@@ -276,21 +281,23 @@ class GitHubClient:
 
     # --- comment commands -----------------------------------------------------------------------
 
-    def react(self, comment_id: int, content: str, *, review_comment: bool = False) -> None:
+    def react(
+        self, comment_id: int, content: ReactionContent, *, review_comment: bool = False
+    ) -> None:
         """React (``eyes``, ``+1``) to an issue comment, or to a pull request review comment."""
         kind = "pulls" if review_comment else "issues"
         url = f"{self.repository.url}/{kind}/comments/{comment_id}/reactions"
         with self.api(f"reacting to comment {comment_id}", write=True):
             self.repository.requester.requestJsonAndCheck("POST", url, input={"content": content})
 
-    def reply(self, number: int, body: str, *, in_thread_of: int | None = None) -> str:
+    def reply(self, number: int, body: SafeText, *, in_thread_of: int | None = None) -> str:
         """Post ``body`` on issue or pull request ``number`` (in the review thread of comment
         ``in_thread_of``, if given); the new comment's URL."""
         with self.api(f"replying on #{number}", write=True):
             if in_thread_of is not None:
                 pull = self.repository.get_pull(number)
-                return pull.create_review_comment_reply(in_thread_of, body).html_url
-            return self.repository.get_issue(number).create_comment(body).html_url
+                return pull.create_review_comment_reply(in_thread_of, body.text).html_url
+            return self.repository.get_issue(number).create_comment(body.text).html_url
 
     # --- errors ---------------------------------------------------------------------------------
 

@@ -30,6 +30,7 @@ from github.PullRequest import ReviewComment
 from github.PullRequestComment import PullRequestComment
 
 from memory_action.errors import GitHubError
+from memory_action.outgoing import SafeText
 from memory_action.review.anchors import InlineComment
 
 if TYPE_CHECKING:
@@ -113,7 +114,7 @@ def post_review(
     client: GitHubClient,
     pr_number: int,
     commit_id: str,
-    body: str,
+    body: SafeText,
     comments: Sequence[InlineComment],
     *,
     pause: Callable[[float], None] = time.sleep,
@@ -125,7 +126,7 @@ def post_review(
     ``GitHubError`` for any other failure; batches posted before a failure stay posted.
     """
     batches = [list(comments[i : i + REVIEW_BATCH]) for i in range(0, len(comments), REVIEW_BATCH)]
-    if not batches and not body.strip():
+    if not batches and not body.text.strip():
         return PostedReview(urls=(), comment_ids=())
     pull = client.repository.get_pull(pr_number)
     commit = client.repository.get_commit(commit_id)  # lazy: nothing is fetched
@@ -138,7 +139,7 @@ def post_review(
         with client.api(action, write=True):
             review = pull.create_review(
                 commit=commit,
-                body=_batch_body(body, number, len(batches)),
+                body=_batch_body(body.text, number, len(batches)),
                 event=REVIEW_EVENT,
                 comments=[_review_comment(comment) for comment in batch],
             )
@@ -153,7 +154,7 @@ def post_review(
 def _review_comment(comment: InlineComment) -> ReviewComment:
     """The entry of ``comments[]`` GitHub takes (``start_*`` only for a range)."""
     entry = ReviewComment(
-        path=comment.path, line=comment.line, side=comment.side, body=comment.body
+        path=comment.path, line=comment.line, side=comment.side, body=comment.body.text
     )
     if comment.start_line is not None and comment.start_side is not None:
         entry["start_line"] = comment.start_line
@@ -177,7 +178,7 @@ def _match_ids(
         found.setdefault((created.path, created.line, created.body), []).append(created.id)
     ids: list[int | None] = []
     for comment in batch:
-        same = found.get((comment.path, comment.line, comment.body))
+        same = found.get((comment.path, comment.line, comment.body.text))
         ids.append(same.pop(0) if same else None)
     return ids
 

@@ -23,6 +23,7 @@ from typing import TypeGuard
 
 from memory_action.context import RunContext
 from memory_action.memory.sources import normalise_text
+from memory_action.outgoing import Form, SafeText, gate
 
 FILENAME = "provenance.json"
 VERSION = 1
@@ -143,14 +144,14 @@ class Provenance:
         raw = data.get("entries") if isinstance(data, dict) else None
         return cls(_valid_records(raw) if isinstance(raw, dict) else {})
 
-    def dump(self, path: Path) -> None:
-        """Write the sidecar atomically (a temporary file and a rename), keys sorted."""
+    def dump(self, path: Path, masked: Iterable[str] = ()) -> None:
+        """Write the sidecar atomically (a temporary file and a rename), keys sorted, through
+        the outgoing gate (an actor or an entry could hold a secret)."""
         document = {
             "version": VERSION,
             "entries": {text: stamp.to_json() for text, stamp in sorted(self.records.items())},
         }
-        text = json.dumps(document, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
-        _write_atomic(path, text)
+        _write_atomic(path, gate(json.dumps(document), masked, form=Form.JSON))
 
 
 def entries(text: str) -> list[str]:
@@ -313,12 +314,12 @@ def _read_json(path: Path) -> object:
         return None
 
 
-def _write_atomic(path: Path, text: str) -> None:
+def _write_atomic(path: Path, safe: SafeText) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
         with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
-            handle.write(text)
+            handle.write(safe.text)
         Path(temporary).chmod(0o644)  # mkstemp makes 0600; provenance is not secret
         Path(temporary).replace(path)  # replaces a planted link itself, never its target
     except BaseException:

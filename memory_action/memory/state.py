@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeGuard
@@ -19,6 +20,7 @@ from typing import Any, TypeGuard
 from memory_action.errors import MemoryFileError
 from memory_action.memory.review_ledger import ReviewLedger, parse_ledger
 from memory_action.memory.sources import normalise_text
+from memory_action.outgoing import Form, SafeText, gate
 from memory_action.trees import remove_tree
 
 MEMORY_FILE = "AGENTS.md"
@@ -55,12 +57,17 @@ class EntryState:
             document["maintained"] = self.maintained
         return json.dumps(document, indent=1, sort_keys=True, ensure_ascii=False) + "\n"
 
-    def dump(self, folder: Path) -> None:
-        path = folder / STATE_FILE
-        path.parent.mkdir(parents=True, exist_ok=True)
-        temp = path.with_suffix(".tmp")
-        temp.write_text(self.to_json(), encoding="utf-8")
-        temp.replace(path)
+    def dump(self, folder: Path, masked: Iterable[str] = ()) -> None:
+        """Write ``state.json`` through the outgoing gate (its ledger holds what the model wrote:
+        finding titles and paths; anyone who can read the cache can read it)."""
+        _write_state(folder / STATE_FILE, gate(self.to_json(), masked, form=Form.JSON))
+
+
+def _write_state(path: Path, text: SafeText) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    temp = path.with_suffix(".tmp")
+    temp.write_text(text.text, encoding="utf-8")
+    temp.replace(path)
 
 
 def load_state(folder: Path) -> EntryState | None:

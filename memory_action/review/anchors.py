@@ -10,20 +10,27 @@ is not part of the diff. So every anchor is checked here against the hunks of th
 - a suggestion replaces lines of the new file, so it only goes on RIGHT;
 - the path must be a changed file that has a patch (none for a binary or a too large file).
 
-Pure: no I/O. ``anchor`` renders the comment's body too, with the model's text made safe to post.
+Pure: no I/O. ``anchor`` renders the comment's body too, with the model's text made safe to post,
+and passes it through the outgoing gate (``outgoing.gate``): the body is a ``SafeText``.
 """
 
 from __future__ import annotations
 
 import functools
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from types import MappingProxyType
 
+from memory_action.outgoing import SafeText, gate
 from memory_action.pull_request import ChangedFile
 from memory_action.review.diff import Hunk, parse_patch
 from memory_action.review.findings import Finding, Side
-from memory_action.untrusted_markdown import break_markers, fence, safe_markdown
+from memory_action.untrusted_markdown import (
+    break_markers,
+    fence,
+    normalise_line_ends,
+    safe_markdown,
+)
 
 
 @dataclass(frozen=True)
@@ -35,7 +42,7 @@ class InlineComment:
     side: str  # RIGHT | LEFT
     start_line: int | None
     start_side: str | None
-    body: str
+    body: SafeText
 
 
 @dataclass(frozen=True)
@@ -47,8 +54,11 @@ class DiffLine:
     text: str
 
 
-def anchor(finding: Finding, files: Sequence[ChangedFile]) -> InlineComment | None:
-    """The inline comment for ``finding``, or None where GitHub would reject it (see above)."""
+def anchor(
+    finding: Finding, files: Sequence[ChangedFile], *, masked: Iterable[str]
+) -> InlineComment | None:
+    """The inline comment for ``finding``, or None where GitHub would reject it (see above);
+    ``masked``: the values the run masked, redacted from the body."""
     lines = _lines_at(finding, files)
     if lines is None:
         return None
@@ -66,7 +76,7 @@ def anchor(finding: Finding, files: Sequence[ChangedFile]) -> InlineComment | No
         side=finding.side,
         start_line=start_line,
         start_side=finding.side if start_line is not None else None,
-        body=comment_body(finding),
+        body=gate(comment_body(finding), masked),
     )
 
 
@@ -94,7 +104,8 @@ def comment_body(finding: Finding) -> str:
 
 def suggestion_block(replacement: str) -> str:
     """A ```` ```suggestion ```` block whose fence is longer than any backtick run inside it."""
-    text = break_markers(replacement.removesuffix("\n"))
+    # A lone CR would end the line (and the list item it is quoted in) where GitHub reads it.
+    text = break_markers(normalise_line_ends(replacement).removesuffix("\n"))
     # No line at all (not one empty line): the suggestion deletes the lines.
     return fence(text, "suggestion") if text else "```suggestion\n```"
 

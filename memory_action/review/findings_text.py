@@ -9,10 +9,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from memory_action.pull_request import ChangedFile
-from memory_action.report import safe_markdown
 from memory_action.review.anchors import anchor, comment_body
 from memory_action.review.diff import parse_patch
 from memory_action.review.findings import Finding
+from memory_action.untrusted_markdown import code_span, normalise_line_ends
 
 OUTSIDE = "not a line of the diff"
 CONTEXT = "an unchanged line the diff shows as context"
@@ -29,7 +29,7 @@ def where(finding: Finding, files: Sequence[ChangedFile] | None = None) -> str:
 
 def placement(finding: Finding, files: Sequence[ChangedFile]) -> str:
     """ "" for a finding on changed lines; else where it is: outside the diff, or on context."""
-    if anchor(finding, files) is None:
+    if anchor(finding, files, masked=()) is None:  # only whether GitHub would take it
         return OUTSIDE
     changed = next(f for f in files if f.path == finding.path)  # anchor found it
     assert changed.patch is not None  # noqa: S101 - anchor found its lines
@@ -51,7 +51,7 @@ def _lines_shown(finding: Finding) -> str:
         else str(finding.line)
     )
     side = " (deleted lines)" if finding.side == "LEFT" else ""
-    return f"`{safe_markdown(finding.path).replace('`', '')}` line {lines}{side}"
+    return f"{code_span(finding.path)} line {lines}{side}"  # one line: a path can hold "\n"
 
 
 def findings_markdown(
@@ -66,5 +66,6 @@ def findings_markdown(
 
 
 def _indented(text: str) -> str:
-    """The comment as the content of a list item (continuation lines indented)."""
-    return text.replace("\n", "\n  ")
+    """The comment as the content of a list item (continuation lines indented, whatever ends
+    them: a lone CR would end the item)."""
+    return normalise_line_ends(text).replace("\n", "\n  ")

@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
@@ -39,6 +39,7 @@ from typing import Protocol
 from pydantic import BaseModel, ValidationError
 
 from memory_action.memory.state import EXPECTED_FILES, STATE_DIR
+from memory_action.outgoing import Form, SafeText, gate
 from memory_action.store.base import ListedEntry, RestoreKeys, RestoreResult, SaveResult
 from memory_action.store.git_remote import (
     FolderSnapshot,
@@ -78,14 +79,16 @@ class GitRemote(Protocol):
         expected_head: str,
         additions: Mapping[str, str],
         deletions: tuple[str, ...],
-        message: tuple[str, str],
+        message: tuple[SafeText, SafeText],
     ) -> str: ...
 
-    def create_branch(self, branch: str, files: Mapping[str, str], message: str) -> bool: ...
+    def create_branch(self, branch: str, files: Mapping[str, str], message: SafeText) -> bool: ...
 
     def create_ref(self, branch: str, sha: str) -> bool: ...
 
-    def open_pull_request(self, head: str, base: str, title: str, body: str) -> PullRequestLink: ...
+    def open_pull_request(
+        self, head: str, base: str, title: SafeText, body: SafeText
+    ) -> PullRequestLink: ...
 
 
 class _EntryMeta(BaseModel):
@@ -127,7 +130,8 @@ class GitMemoryStore:
     """``MemoryStore`` (and ``LayerAdmin``) over a branch of the repository.
 
     ``origin`` is what each commit message says about the run (its id, event, pull request,
-    actor). ``commits`` and ``calls`` are counted for the figures.
+    actor); ``masked`` gives the values the run masked, which the outgoing gate redacts from
+    it. ``commits`` and ``calls`` are counted for the figures.
     """
 
     def __init__(
@@ -137,9 +141,11 @@ class GitMemoryStore:
         origin: str = "",
         branch: str = MEMORY_BRANCH,
         clock: Callable[[], float] = time.time,
+        masked: Callable[[], Iterable[str]] = tuple,
     ) -> None:
         self._remote = remote
         self._origin = origin
+        self._masked = masked
         self.branch = branch
         self._clock = clock
         self._seen: dict[str, str | None] = {}  # folder → the entry key last read there
@@ -202,7 +208,8 @@ class GitMemoryStore:
         for _ in range(MAX_HEAD_RETRIES):
             snapshot = self._remote.read(self.branch, path)
             if snapshot.head is None:
-                self._remote.create_branch(self.branch, {"README.md": BRANCH_README}, "memory")
+                message = gate("memory", self._masked(), form=Form.LINE)
+                self._remote.create_branch(self.branch, {"README.md": BRANCH_README}, message)
                 continue
             current = entry_of(snapshot)
             current_key = current.key if current is not None else None
@@ -256,14 +263,15 @@ class GitMemoryStore:
         self.commits += 1
         return SaveResult(saved=True, key=key, size_bytes=size, reason=f"on branch {branch}")
 
-    def open_pull_request(self, head: str, title: str, body: str) -> PullRequestLink:
+    def open_pull_request(self, head: str, title: SafeText, body: SafeText) -> PullRequestLink:
         """A pull request from the branch ``head`` into the memory branch."""
         return self._remote.open_pull_request(head, self.branch, title, body)
 
-    def _message(self, key: str) -> tuple[str, str]:
+    def _message(self, key: str) -> tuple[SafeText, SafeText]:
         headline = f"memory: save {folder_of(key)}"
         body = "\n".join(line for line in (self._origin, f"Key: {key}") if line)
-        return headline, body
+        masked = tuple(self._masked())
+        return gate(headline, masked, form=Form.LINE), gate(body, masked)
 
     # -- history ----------------------------------------------------------------------------------
 

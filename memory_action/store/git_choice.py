@@ -56,7 +56,7 @@ def with_git(
 
     client = GitHubClient(settings.github_token.reveal(), context.api_url, context.repository)
     remote = GitHubGitRemote(client.repository, context.repository, workflow.redact)
-    git = GitMemoryStore(remote, origin=origin_of(context))
+    git = GitMemoryStore(remote, origin=origin_of(context), masked=lambda: workflow.masked_values)
     scope = compute_scope(settings, context)
 
     def is_committed(key: str) -> bool:

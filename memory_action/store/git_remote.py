@@ -32,6 +32,8 @@ from pydantic import BaseModel, ValidationError
 if TYPE_CHECKING:
     from github.Repository import Repository
 
+    from memory_action.outgoing import SafeText
+
 # PyGithub (and requests) load only when a remote is used: the store and its types are imported
 # by runs and commands that never reach GitHub (a local ``memory log``, a cache-only run).
 
@@ -259,9 +261,10 @@ class GitHubGitRemote:
         expected_head: str,
         additions: Mapping[str, str],
         deletions: tuple[str, ...],
-        message: tuple[str, str],
+        message: tuple[SafeText, SafeText],
     ) -> str:
-        """Append one commit to ``branch`` if it still points at ``expected_head``; its oid."""
+        """Append one commit to ``branch`` if it still points at ``expected_head``; its oid.
+        The message (headline, body) passed the outgoing gate (``outgoing.gate``)."""
         headline, body = message
         changes = {
             "additions": [
@@ -277,7 +280,7 @@ class GitHubGitRemote:
             },
             "expectedHeadOid": expected_head,
             "fileChanges": changes,
-            "message": {"headline": headline, "body": body},
+            "message": {"headline": headline.text, "body": body.text},
         }
         data = self._graphql(COMMIT, {"input": commit_input}, "committing memory", write=True)
         try:
@@ -285,7 +288,7 @@ class GitHubGitRemote:
         except (KeyError, TypeError):
             raise GitRemoteError("GitHub's answer to the memory commit has no commit") from None
 
-    def create_branch(self, branch: str, files: Mapping[str, str], message: str) -> bool:
+    def create_branch(self, branch: str, files: Mapping[str, str], message: SafeText) -> bool:
         """Create ``branch`` as an orphan holding ``files``; False when it exists already."""
         from github import InputGitTreeElement  # noqa: PLC0415 - see the imports
 
@@ -297,7 +300,7 @@ class GitHubGitRemote:
             self.calls += 1
             tree = self._repository.create_git_tree(elements)
             self.calls += 1
-            commit = self._repository.create_git_commit(message, tree, [])
+            commit = self._repository.create_git_commit(message.text, tree, [])
         return self.create_ref(branch, commit.sha)
 
     def create_ref(self, branch: str, sha: str) -> bool:
@@ -314,13 +317,17 @@ class GitHubGitRemote:
                 raise
         return True
 
-    def open_pull_request(self, head: str, base: str, title: str, body: str) -> PullRequestLink:
+    def open_pull_request(
+        self, head: str, base: str, title: SafeText, body: SafeText
+    ) -> PullRequestLink:
         """Open a pull request from ``head`` into ``base`` (both branches of this repository).
         GitHub answers 422 when one is open for ``head`` already, 403 when the token lacks
         ``pull-requests: write`` or GitHub Actions may not create pull requests."""
         with self._rest(f"opening a pull request from {head} into {base}"):
             self.calls += 1
-            pull = self._repository.create_pull(base=base, head=head, title=title, body=body)
+            pull = self._repository.create_pull(
+                base=base, head=head, title=title.text, body=body.text
+            )
             return PullRequestLink(number=pull.number, url=pull.html_url)
 
     # -- plumbing ---------------------------------------------------------------------------------

@@ -93,6 +93,8 @@ class FakeGitHub:
     api_url: str = API_URL  # the API root that URLs in answers start with
     max_per_page: int = GITHUB_MAX_PER_PAGE  # lower it to make a client follow Link headers
     unknown: list[tuple[str, str]] = field(default_factory=list)  # requests no route answered
+    # Every request as it came, body included: what the promise tests read everything sent in.
+    received: list[ApiRequest] = field(default_factory=list)
 
     @property
     def repo_url(self) -> str:
@@ -149,6 +151,7 @@ class FakeGitHub:
         """The answer to ``request`` (recorded in ``calls``); None when no route matches it
         (recorded in ``unknown``)."""
         self.calls.append((request.method, request.url))
+        self.received.append(request)
         path = unquote(urlsplit(request.url).path)
         for method, pattern, handler in self._routes():
             match = pattern.fullmatch(path)

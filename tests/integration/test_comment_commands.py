@@ -212,7 +212,7 @@ def test_forget_by_number_after_listing_memory(runner: ActionRunner, github: Fak
     command(runner, "@memory-agent memory")
     [listing] = replies(github)
     assert "I remember 2 items" in listing
-    assert "2. `- Network calls retry with tenacity.` · run 1001-1 push @mona" in listing
+    assert "2. `- Network calls retry with tenacity.` · `run 1001-1 push @mona" in listing
     command(runner, "@memory-agent forget 2")
     assert "tenacity" not in ticked(sticky(github))
 

@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from memory_action.github.client import GitHubClient
+from memory_action.outgoing import gate
 from memory_action.store.base import RestoreKeys
 from memory_action.store.git import ENTRY_FILE, MEMORY_BRANCH, GitMemoryStore
 from memory_action.store.git_remote import GitHubGitRemote, GitRemoteError
@@ -169,7 +170,7 @@ def test_a_save_onto_a_new_branch_leaves_the_memory_branch_and_opens_a_pull_requ
     assert proposed.parents == (before.oid,)
     assert proposed.files[f"{FOLDER}/AGENTS.md"] == "- two\n"
 
-    pull = store.open_pull_request("prop/2", "title", "body")
+    pull = store.open_pull_request("prop/2", gate("title"), gate("body"))
     assert pull.url.endswith(f"/pull/{pull.number}")
     [opened] = fake.git.opened
     assert (opened.head, opened.base, opened.title, opened.body) == (
@@ -179,7 +180,7 @@ def test_a_save_onto_a_new_branch_leaves_the_memory_branch_and_opens_a_pull_requ
         "body",
     )
     with pytest.raises(GitRemoteError, match="A pull request already exists for"):
-        store.open_pull_request("prop/2", "title", "body")
+        store.open_pull_request("prop/2", gate("title"), gate("body"))
 
 
 def test_a_push_to_the_new_branch_meanwhile_refuses_the_save_onto_it(

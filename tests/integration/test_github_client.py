@@ -23,6 +23,7 @@ from responses import matchers
 
 from memory_action.errors import GitHubError
 from memory_action.github.client import DEFAULT_API_URL, GitHubClient
+from memory_action.outgoing import SafeText, gate
 from memory_action.pull_request import ChangedFile, CommentPermissionError
 from memory_action.report import comment_marker
 from tests.fakes.github_api import FakeGitHub, FakePullRequest
@@ -140,15 +141,20 @@ def body(text: str, marker: str = MARKER) -> str:
     return f"{marker}\n{text}"
 
 
+def sticky(text: str) -> SafeText:
+    """Our comment's body as the outgoing gate lets it through (the marker is ours)."""
+    return gate(body(text), ours=(MARKER,))
+
+
 # --- sticky comment -----------------------------------------------------------------------------
 
 
 def test_first_run_creates_the_comment_and_the_second_updates_it() -> None:
     fake = FakeComments()
     with fake.serve() as first_calls:
-        first = client().upsert_sticky_comment(7, MARKER, body("first review"))
+        first = client().upsert_sticky_comment(7, MARKER, sticky("first review"))
     with fake.serve() as second_calls:
-        second = client().upsert_sticky_comment(7, MARKER, body("second review"))
+        second = client().upsert_sticky_comment(7, MARKER, sticky("second review"))
 
     assert (first_calls, second_calls) == (["GET", "POST"], ["GET", "PATCH"])
     assert first.created
@@ -165,7 +171,7 @@ def test_two_comments_of_ours_converge_on_the_oldest() -> None:
     fake.add("a person's comment in between", HUMAN)
     fake.add(body("run B's review"), BOT)
     with fake.serve() as calls:
-        posted = client().upsert_sticky_comment(7, MARKER, body("run C's review"))
+        posted = client().upsert_sticky_comment(7, MARKER, sticky("run C's review"))
 
     assert calls == ["GET", "PATCH", "DELETE"]
     assert not posted.created
@@ -182,7 +188,7 @@ def test_a_duplicate_another_run_deleted_first_is_no_error() -> None:
     newer = fake.add(body("B"), BOT)
     fake.deleted_elsewhere.add(newer["id"])
     with fake.serve() as calls:
-        client().upsert_sticky_comment(7, MARKER, body("C"))
+        client().upsert_sticky_comment(7, MARKER, sticky("C"))
 
     assert calls == ["GET", "PATCH", "DELETE"]
 
@@ -193,7 +199,7 @@ def test_the_comment_is_found_on_a_later_page() -> None:
         fake.add(f"comment {n}", HUMAN)
     ours = fake.add(body("old"), BOT)
     with fake.serve() as calls:
-        posted = client().upsert_sticky_comment(7, MARKER, body("new"))
+        posted = client().upsert_sticky_comment(7, MARKER, sticky("new"))
 
     assert calls == ["GET", "GET", "PATCH"]
     assert not posted.created
@@ -208,7 +214,7 @@ def test_only_our_bot_comment_with_our_marker_is_edited() -> None:
     other_agent = fake.add(body("other agent", comment_marker("reviewer-2")), BOT)
     prefix_agent = fake.add(body("agent 'r'", comment_marker("r")), BOT)
     with fake.serve():
-        posted = client().upsert_sticky_comment(7, MARKER, body("ours"))
+        posted = client().upsert_sticky_comment(7, MARKER, sticky("ours"))
 
     assert posted.created
     assert quoted["body"].startswith("> ")
@@ -221,7 +227,7 @@ def test_bot_login_matches_a_personal_access_token_author() -> None:
     fake = FakeComments()
     mine = fake.add(body("old"), HUMAN)
     with fake.serve():
-        posted = client(bot_login="mona").upsert_sticky_comment(7, MARKER, body("new"))
+        posted = client(bot_login="mona").upsert_sticky_comment(7, MARKER, sticky("new"))
 
     assert not posted.created
     assert mine["body"] == body("new")
@@ -237,7 +243,7 @@ def test_with_an_app_token_only_the_apps_comments_are_ours(login: str) -> None:
     workflow_bots = fake.add(body("another workflow's"), BOT)
     apps = fake.add(body("old"), APP_BOT)
     with fake.serve():
-        posted = client().upsert_sticky_comment(7, MARKER, body("new"))
+        posted = client().upsert_sticky_comment(7, MARKER, sticky("new"))
 
     assert not posted.created
     assert apps["body"] == body("new")
@@ -249,7 +255,7 @@ def test_when_github_does_not_say_who_the_token_is_it_is_the_workflow_bot() -> N
     apps = fake.add(body("an app's"), APP_BOT)
     ours = fake.add(body("old"), BOT)
     with fake.serve():
-        posted = client().upsert_sticky_comment(7, MARKER, body("new"))
+        posted = client().upsert_sticky_comment(7, MARKER, sticky("new"))
 
     assert posted.url == ours["html_url"]
     assert apps["body"] == body("an app's")
@@ -261,7 +267,7 @@ def test_the_identity_is_asked_once() -> None:
     github = client()
     with fake.serve():
         github.find_sticky_comment(7, MARKER)
-        github.upsert_sticky_comment(7, MARKER, body("new"))
+        github.upsert_sticky_comment(7, MARKER, sticky("new"))
 
     assert github.identity == "github-actions[bot]"
     assert fake.identity_asked == 1
@@ -271,7 +277,7 @@ def test_an_unchanged_comment_is_not_edited_again() -> None:
     fake = FakeComments()
     fake.add(body("same"), BOT)
     with fake.serve() as calls:
-        posted = client().upsert_sticky_comment(7, MARKER, body("same"))
+        posted = client().upsert_sticky_comment(7, MARKER, sticky("same"))
 
     assert not posted.created
     assert calls == ["GET"]
@@ -290,7 +296,7 @@ def test_find_sticky_comment_returns_the_body_or_none() -> None:
 
 def test_a_body_without_the_marker_is_refused() -> None:
     with pytest.raises(ValueError, match="marker"):
-        client().upsert_sticky_comment(7, MARKER, "no marker here")
+        client().upsert_sticky_comment(7, MARKER, gate("no marker here"))
 
 
 def test_requests_carry_the_token_and_our_user_agent(api: responses.RequestsMock) -> None:
@@ -323,7 +329,7 @@ def test_a_refused_create_is_a_comment_permission_error(
     api.post(f"{REPO}/issues/7/comments", status=status, json=FORBIDDEN)
 
     with pytest.raises(CommentPermissionError, match=f"HTTP {status}") as caught:
-        client().upsert_sticky_comment(7, MARKER, body("review"))
+        client().upsert_sticky_comment(7, MARKER, sticky("review"))
     assert "pull-requests: write" in str(caught.value)
 
 
@@ -331,7 +337,7 @@ def test_comments_that_may_not_be_listed_may_not_be_written(api: responses.Reque
     api.get(f"{REPO}/issues/7/comments", status=403, json=FORBIDDEN)
 
     with pytest.raises(CommentPermissionError, match="listing comments of #7 failed: HTTP 403"):
-        client().upsert_sticky_comment(7, MARKER, body("review"))
+        client().upsert_sticky_comment(7, MARKER, sticky("review"))
 
 
 def test_a_refused_edit_is_a_comment_permission_error(api: responses.RequestsMock) -> None:
@@ -341,7 +347,7 @@ def test_a_refused_edit_is_a_comment_permission_error(api: responses.RequestsMoc
     api.patch(f"{REPO}/issues/comments/{ours['id']}", status=403, json=FORBIDDEN)
 
     with pytest.raises(CommentPermissionError, match="Resource not accessible by integration"):
-        client().upsert_sticky_comment(7, MARKER, body("new"))
+        client().upsert_sticky_comment(7, MARKER, sticky("new"))
 
 
 def test_a_rate_limit_is_not_mistaken_for_a_permission_problem(
@@ -355,7 +361,7 @@ def test_a_rate_limit_is_not_mistaken_for_a_permission_problem(
     )
 
     with pytest.raises(GitHubError, match="HTTP 403 API rate limit exceeded"):
-        client().upsert_sticky_comment(7, MARKER, body("review"))
+        client().upsert_sticky_comment(7, MARKER, sticky("review"))
 
 
 def test_a_server_error_is_one_line_without_the_token(api: responses.RequestsMock) -> None:
@@ -390,7 +396,7 @@ def test_reads_are_retried_but_writes_are_not(api: responses.RequestsMock) -> No
 
     github = GitHubClient(TOKEN, DEFAULT_API_URL, "octo-org/octo-repo", retries=1)
     with pytest.raises(GitHubError, match="creating a comment on #7 failed: HTTP 502"):
-        github.upsert_sticky_comment(7, MARKER, body("review"))
+        github.upsert_sticky_comment(7, MARKER, sticky("review"))
 
     assert [c.request.method for c in api.calls] == ["GET", "GET", "POST"]
 

@@ -10,6 +10,7 @@ from collections.abc import Iterator
 import pytest
 
 from memory_action.github.client import GitHubClient
+from memory_action.outgoing import gate
 from tests.fakes.click_corpus import ClickCorpus, CorpusPull, git
 from tests.fakes.github_api import REPOSITORY, FakeGitHub
 from tests.fakes.github_http import GitHubHttpServer
@@ -95,8 +96,12 @@ def test_the_sticky_comment_is_created_then_edited(
     number = click_corpus.pulls[0].number
     github = client(server)
 
-    first = github.upsert_sticky_comment(number, "<!-- m -->", "<!-- m --> one")
-    second = github.upsert_sticky_comment(number, "<!-- m -->", "<!-- m --> two")
+    first = github.upsert_sticky_comment(
+        number, "<!-- m -->", gate("<!-- m --> one", ours=["<!-- m -->"])
+    )
+    second = github.upsert_sticky_comment(
+        number, "<!-- m -->", gate("<!-- m --> two", ours=["<!-- m -->"])
+    )
 
     assert (first.created, second.created) == (True, False)
     assert server.fake.bodies(number) == ["<!-- m --> two"]

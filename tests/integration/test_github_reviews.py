@@ -13,6 +13,7 @@ import requests
 from memory_action.errors import GitHubError
 from memory_action.github.client import GitHubClient
 from memory_action.github.reviews import REVIEW_BATCH
+from memory_action.outgoing import gate
 from memory_action.pull_request import CommentPermissionError
 from memory_action.review.anchors import InlineComment, anchor
 from memory_action.review.findings import Finding
@@ -61,7 +62,7 @@ def client() -> GitHubClient:
 def inline(
     line: int, path: str = "src/big.py", body: str = "", side: str = "RIGHT"
 ) -> InlineComment:
-    return InlineComment(path, line, side, None, None, body or f"about line {line}")
+    return InlineComment(path, line, side, None, None, gate(body or f"about line {line}"))
 
 
 class Pauses(list[float]):
@@ -74,7 +75,9 @@ class Pauses(list[float]):
 
 def test_a_review_is_one_comment_review_on_the_reviewed_commit(github: FakeGitHub) -> None:
     pauses = Pauses()
-    posted = client().post_review(NUMBER, HEAD_SHA, "Summary", [inline(3), inline(9)], pause=pauses)
+    posted = client().post_review(
+        NUMBER, HEAD_SHA, gate("Summary"), [inline(3), inline(9)], pause=pauses
+    )
     [review] = github.reviews.reviews[NUMBER]
     assert (review["state"], review["commit_id"], review["body"]) == (
         "COMMENTED",
@@ -96,7 +99,7 @@ def test_a_large_review_is_split_into_batches_with_pauses(github: FakeGitHub) ->
     pauses = Pauses()
     comments = [inline(n) for n in range(1, 2 * REVIEW_BATCH + 6)]  # 65: three reviews
     github.max_per_page = 20  # the comments of a review come back on two pages
-    posted = client().post_review(NUMBER, HEAD_SHA, "Summary", comments, pause=pauses)
+    posted = client().post_review(NUMBER, HEAD_SHA, gate("Summary"), comments, pause=pauses)
     reviews = github.reviews.reviews[NUMBER]
     assert [
         len([c for c in github.reviews.posted(NUMBER) if c["pull_request_review_id"] == r["id"]])
@@ -115,21 +118,23 @@ def test_a_large_review_is_split_into_batches_with_pauses(github: FakeGitHub) ->
 
 
 def test_a_body_without_comments_is_one_review(github: FakeGitHub) -> None:
-    posted = client().post_review(NUMBER, HEAD_SHA, "Nothing inline.", [], pause=Pauses())
+    posted = client().post_review(NUMBER, HEAD_SHA, gate("Nothing inline."), [], pause=Pauses())
     assert len(posted.urls) == 1
     assert posted.comment_ids == ()
     assert github.reviews.posted(NUMBER) == []
 
 
 def test_nothing_to_say_posts_nothing(github: FakeGitHub) -> None:
-    posted = client().post_review(NUMBER, HEAD_SHA, "  ", [], pause=Pauses())
+    posted = client().post_review(NUMBER, HEAD_SHA, gate("  "), [], pause=Pauses())
     assert posted.urls == ()
     assert github.calls == []
 
 
 def test_a_rejected_review_is_one_line_naming_it(github: FakeGitHub) -> None:
     with pytest.raises(GitHubError) as caught:
-        client().post_review(NUMBER, HEAD_SHA, "S", [inline(150, "src/small.py")], pause=Pauses())
+        client().post_review(
+            NUMBER, HEAD_SHA, gate("S"), [inline(150, "src/small.py")], pause=Pauses()
+        )
     message = str(caught.value)
     assert message.startswith("posting review 1 of 1 on #7 failed: HTTP 422")
     assert "\n" not in message
@@ -139,7 +144,7 @@ def test_a_rejected_review_is_one_line_naming_it(github: FakeGitHub) -> None:
 def test_a_read_only_token_cannot_review(github: FakeGitHub) -> None:
     github.read_only = True
     with pytest.raises(CommentPermissionError, match="pull-requests: write"):
-        client().post_review(NUMBER, HEAD_SHA, "S", [inline(1)], pause=Pauses())
+        client().post_review(NUMBER, HEAD_SHA, gate("S"), [inline(1)], pause=Pauses())
 
 
 # -- the fake validates anchors as GitHub does ---------------------------------------------------
@@ -187,7 +192,7 @@ def test_the_fake_accepts_left_on_an_unchanged_line_as_github_does(github: FakeG
     # GitHub's split view shows unchanged lines on both sides; anchor() is stricter (LEFT only
     # for deleted lines), which only ever moves a finding into the review body.
     client().post_review(
-        NUMBER, HEAD_SHA, "S", [inline(1, "src/small.py", side="LEFT")], pause=Pauses()
+        NUMBER, HEAD_SHA, gate("S"), [inline(1, "src/small.py", side="LEFT")], pause=Pauses()
     )
     assert len(github.reviews.posted(NUMBER)) == 1
 
@@ -198,9 +203,11 @@ def test_the_fake_accepts_left_on_an_unchanged_line_as_github_does(github: FakeG
 def _post_three(github: FakeGitHub) -> list[int]:
     findings = [Finding(path="src/big.py", line=n, title=f"T{n}", body="b") for n in (5, 6, 7)]
     comments = [
-        c for f in findings if (c := anchor(f, client().pull_request(NUMBER).changed_files()))
+        c
+        for f in findings
+        if (c := anchor(f, client().pull_request(NUMBER).changed_files(), masked=()))
     ]
-    posted = client().post_review(NUMBER, HEAD_SHA, "S", comments, pause=Pauses())
+    posted = client().post_review(NUMBER, HEAD_SHA, gate("S"), comments, pause=Pauses())
     return [i for i in posted.comment_ids if i is not None]
 
 
@@ -241,7 +248,7 @@ def test_feedback_reads_reactions_replies_and_threads_over_many_pages(github: Fa
 
 def test_feedback_pages_through_review_threads(github: FakeGitHub) -> None:
     comments = [inline(n) for n in range(1, 121)]
-    ids = client().post_review(NUMBER, HEAD_SHA, "S", comments, pause=Pauses()).comment_ids
+    ids = client().post_review(NUMBER, HEAD_SHA, gate("S"), comments, pause=Pauses()).comment_ids
     last = ids[-1]
     assert last is not None
     github.reviews.resolve(last)  # on the second page of threads (100 a page)
@@ -262,7 +269,7 @@ def test_feedback_without_graphql_says_it_does_not_know(github: FakeGitHub) -> N
 
 def test_feedback_ignores_other_peoples_threads(github: FakeGitHub) -> None:
     github.viewer = "mona"
-    client().post_review(NUMBER, HEAD_SHA, "S", [inline(4)], pause=Pauses())
+    client().post_review(NUMBER, HEAD_SHA, gate("S"), [inline(4)], pause=Pauses())
     github.viewer = BOT_LOGIN
     assert client().review_feedback(NUMBER) == []
 

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 import requests
 
 from memory_action.github.client import GitHubClient
+from memory_action.outgoing import gate
 from memory_action.pull_request import ChangedFile
 from memory_action.review.anchors import anchor, comment_body, side_lines
 from memory_action.review.diff import parse_patch
@@ -93,11 +94,11 @@ def measure(corpus: ClickCorpus, seed: int = SEED, per_pull: int = FINDINGS_PER_
         for pull in corpus.pulls:
             files: list[ChangedFile] = client.pull_request(pull.number).changed_files()
             findings = random_findings(pull, rng, per_pull)
-            anchored = [c for f in findings if (c := anchor(f, files)) is not None]
-            refused = [f for f in findings if anchor(f, files) is None]
+            anchored = [c for f in findings if (c := anchor(f, files, masked=())) is not None]
+            refused = [f for f in findings if anchor(f, files, masked=()) is None]
             before, rejected = len(fake.calls), len(fake.reviews.rejected)
             posted = client.post_review(
-                pull.number, pull.head_sha, "Review", anchored, pause=lambda _: None
+                pull.number, pull.head_sha, gate("Review"), anchored, pause=lambda _: None
             )
             figures.review_calls += len(fake.calls) - before
             figures.reviews += len(posted.urls)

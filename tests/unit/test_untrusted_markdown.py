@@ -16,8 +16,9 @@ from memory_action import untrusted_markdown
 from memory_action.untrusted_markdown import ZWSP, fence, safe_markdown
 
 PARSER = MarkdownIt("commonmark").enable(["table", "strikethrough"])
-# What GitHub's mention filter notifies: "@" after a non-word character, then a name.
-MENTION = re.compile(r"(?<![\w/])@[A-Za-z0-9]")
+# What GitHub's mention filter notifies: "@" after anything but ASCII [A-Za-z0-9_] (so after a
+# non-ASCII letter too: "é@org/team"), then a name.
+MENTION = re.compile(r"(?<![A-Za-z0-9_/])@[A-Za-z0-9]")
 AFTER = "**Memory:** what the comment says next"
 
 
@@ -46,6 +47,7 @@ BREAKOUTS = {
     "fence-in-nested-quote": "> > ~~~\n> > code\n> @org/team <details>",
     "fence-in-quote-in-list": "- > ```\n  > x\n\n@org/team <details>",
     "html-block": "<div>\n@org/team\n</div>",
+    "mention-after-a-non-ascii-letter": "Merci é@org/team, ß@mona and 名@org/team",
     "html-block-then-indented-code": "<pre>\nx\n</pre>\n    @org/team <details>",
     "html-comment-block": "<!--\n@org/team\n-->",
     "details-block": "<details>\n<summary>x</summary>\n\n@org/team\n</details>",

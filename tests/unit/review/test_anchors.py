@@ -55,7 +55,7 @@ VALID = [
 @pytest.mark.parametrize("fields", VALID)
 def test_valid_anchors_become_inline_comments(fields: dict[str, Any]) -> None:
     found = finding(**fields)
-    comment = anchor(found, FILES)
+    comment = anchor(found, FILES, masked=())
     assert comment is not None
     assert (comment.path, comment.line, comment.side) == (found.path, found.line, found.side)
     assert comment.start_line == found.start_line
@@ -81,18 +81,18 @@ INVALID = [
 
 @pytest.mark.parametrize("fields", INVALID)
 def test_invalid_anchors_are_refused(fields: dict[str, Any]) -> None:
-    assert anchor(finding(**fields), FILES) is None
+    assert anchor(finding(**fields), FILES, masked=()) is None
 
 
 def test_a_range_of_one_line_is_a_single_line_comment() -> None:
-    comment = anchor(finding(start_line=2, line=2), FILES)
+    comment = anchor(finding(start_line=2, line=2), FILES, masked=())
     assert comment is not None
     assert (comment.start_line, comment.start_side) == (None, None)
 
 
 def test_a_patch_that_is_no_diff_anchors_nothing() -> None:
     broken = [ChangedFile("src/fetch.py", "modified", 1, 0, "@@ -1 +1 @@\n?what\n")]
-    assert anchor(finding(line=1), broken) is None
+    assert anchor(finding(line=1), broken, masked=()) is None
     assert code_at(finding(line=1), broken) == ""
 
 
