@@ -278,9 +278,10 @@ class FakeGitData:
 
     def _commit_on_branch(self, given: dict[str, Any]) -> Reply:
         branch = given["branch"]
-        ref = branch["branchName"]
-        ref = ref if ref.startswith("refs/heads/") else f"refs/heads/{ref}"
-        name = ref.removeprefix("refs/heads/")
+        # CommittableBranch.branchName: "The unqualified name of the branch to append the
+        # commit to". GitHub prefixes refs/heads/ to whatever it is given.
+        name = branch["branchName"]
+        ref = f"refs/heads/{name}"
         if self.read_only:
             return _errors("FORBIDDEN", NOT_ACCESSIBLE)
         if name in self.protected:
@@ -290,7 +291,7 @@ class FakeGitData:
                 "pull request.",
             )
         if ref not in self.refs:
-            return _errors("NOT_FOUND", f"Could not resolve to a ref named '{ref}'.")
+            return _errors("NOT_FOUND", f'A ref named "{ref}" does not exist.')
         if self.before_commit is not None:
             self.before_commit()
         head = self.refs[ref]
