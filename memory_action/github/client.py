@@ -54,7 +54,6 @@ from memory_action.pull_request import (
     CommentPermissionError,
     PostedComment,
     PullRequestInfo,
-    PullRequestReader,
     decode_text,
 )
 from memory_action.review.anchors import InlineComment
@@ -95,6 +94,10 @@ class GitHubClient:
         self.max_file_bytes = max_file_bytes
         self._write_access: dict[str, tuple[bool, str]] = {}  # login → answer, once per run
         self._runs: dict[int, WorkflowRun] = {}
+        # Read once per run (a client lives for one run): each pull request's reader, which
+        # keeps what it read, and each issue's comments until our next write.
+        self._readers: dict[int, GitHubPullRequest] = {}
+        self._issue_comments: dict[int, list[IssueComment]] = {}
 
     @cached_property
     def repository(self) -> Repository:
@@ -113,8 +116,11 @@ class GitHubClient:
         )
         return client.get_repo(self._repo_name)
 
-    def pull_request(self, number: int) -> PullRequestReader:
-        return GitHubPullRequest(self, number)
+    def pull_request(self, number: int) -> GitHubPullRequest:
+        """The pull request's reader, the same one for every caller of this run."""
+        if number not in self._readers:
+            self._readers[number] = GitHubPullRequest(self, number)
+        return self._readers[number]
 
     def default_branch(self) -> str:
         with self.api(f"reading repository {self._repo_name}"):
@@ -166,11 +172,15 @@ class GitHubClient:
     def _our_comments(
         self, pr_number: int, marker: str, *, write: bool = False
     ) -> list[IssueComment]:
-        """Our comments that hold ``marker``, oldest first (issue comments, every page)."""
+        """Our comments that hold ``marker``, oldest first (issue comments, every page, listed
+        once until this client writes)."""
         with self.api(f"listing comments of #{pr_number}", write=write):
+            if pr_number not in self._issue_comments:
+                listed = list(self.repository.get_issue(pr_number).get_comments())
+                self._issue_comments[pr_number] = listed
             return [
                 comment
-                for comment in self.repository.get_issue(pr_number).get_comments()
+                for comment in self._issue_comments[pr_number]
                 if marker in (comment.body or "") and self._is_ours(comment.user)
             ]
 
@@ -233,7 +243,7 @@ class GitHubClient:
         when GitHub does not say."""
         try:
             with self.api(f"reading pull request #{pr_number}"):
-                head = self.repository.get_pull(pr_number).head.repo
+                head = self.pull_request(pr_number).pull.head.repo
                 return head.full_name if head is not None else ""
         except GitHubError:
             return None
@@ -296,7 +306,8 @@ class GitHubClient:
 
     @contextmanager
     def api(self, action: str, *, write: bool = False) -> Iterator[None]:
-        """Turn PyGithub and transport errors raised inside into our one-line errors."""
+        """Turn PyGithub and transport errors raised inside into our one-line errors. After a
+        write, the comments read so far are read again when next asked for."""
         try:
             yield
         except RateLimitExceededException as exc:
@@ -308,6 +319,9 @@ class GitHubClient:
             raise GitHubError(self._describe(action, exc)) from exc
         except requests.RequestException as exc:
             raise GitHubError(self.one_line(f"{action} failed: {exc}")) from exc
+        finally:
+            if write:
+                self._issue_comments.clear()
 
     def _describe(self, action: str, exc: GithubException) -> str:
         data = exc.data if isinstance(exc.data, dict) else {}
@@ -327,21 +341,26 @@ class GitHubPullRequest:
         self._client = client
         self._number = number
         self._info: PullRequestInfo | None = None
+        self._files: list[ChangedFile] | None = None
+        self._contents: dict[tuple[str, str], bytes | None] = {}  # (path, ref) → bytes
 
     @cached_property
-    def _pull(self) -> PullRequest:
+    def pull(self) -> PullRequest:
+        """The PyGithub pull request, fetched once, when first read."""
         return self._client.repository.get_pull(self._number)
 
     def info(self) -> PullRequestInfo:
         if self._info is None:
             with self._client.api(f"reading pull request #{self._number}"):
-                self._info = _pull_request_info(self._pull)
+                self._info = _pull_request_info(self.pull)
         return self._info
 
     def changed_files(self) -> list[ChangedFile]:
-        """Every changed file (GitHub lists at most 3,000), every page."""
-        with self._client.api(f"listing the files of #{self._number}"):
-            return [changed_file(f) for f in self._pull.get_files()]
+        """Every changed file (GitHub lists at most 3,000), every page, listed once."""
+        if self._files is None:
+            with self._client.api(f"listing the files of #{self._number}"):
+                self._files = [changed_file(f) for f in self.pull.get_files()]
+        return list(self._files)
 
     def file_content(self, path: str) -> str | None:
         """The file's text at the head commit.
@@ -362,6 +381,12 @@ class GitHubPullRequest:
         return decode_text(data) if data is not None else None
 
     def _file_bytes(self, path: str, ref: str) -> bytes | None:
+        """The file at a commit, read once (a commit does not change)."""
+        if (path, ref) not in self._contents:
+            self._contents[(path, ref)] = self._read_bytes(path, ref)
+        return self._contents[(path, ref)]
+
+    def _read_bytes(self, path: str, ref: str) -> bytes | None:
         try:
             found = self._client.repository.get_contents(path, ref=ref)
         except GithubException as exc:
