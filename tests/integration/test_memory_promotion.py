@@ -362,7 +362,8 @@ def test_a_comment_run_that_adds_a_fact_next_to_a_vetoed_one_keeps_both_unticked
 def test_a_veto_holds_when_a_later_run_adds_a_fact_right_next_to_the_vetoed_one(
     runner: ActionRunner, github: FakeGitHub
 ) -> None:
-    """The two lines become one change (one hunk, a new item): it must not start ticked."""
+    """The later line, written by another run, is its own item (issue 18): the veto of the first
+    holds (its item keeps its id), and the new line is proposed, ticked, on its own."""
     seed = "# Conventions\n\n- Use pytest.\n"
     seeded = push(runner, remember_all(seed), sha="b" * 40)
     assert seeded.outputs["saved_key"], seeded.stdout
@@ -387,7 +388,8 @@ def test_a_veto_holds_when_a_later_run_adds_a_fact_right_next_to_the_vetoed_one(
     github.merge(7, MERGE_SHA)
     pushed = push(runner)
     assert pushed.exit_code == 0, pushed.stdout
-    assert committed_entry(runner)["AGENTS.md"] == seed  # nothing of #7 was accepted
+    assert f"{FACT_B}\n" in proposed_text(rewritten)
+    assert committed_entry(runner)["AGENTS.md"] == f"{seed}{FACT_B}\n"  # the veto held
 
 
 # --- promotion when GitHub cannot say which pull requests were merged ---------------------------
