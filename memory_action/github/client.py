@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import base64
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from functools import cached_property
 
@@ -35,6 +35,7 @@ from github.NamedUser import NamedUser
 from github.Organization import Organization
 from github.PullRequest import PullRequest
 from github.Repository import Repository
+from pydantic import BaseModel, ValidationError
 from urllib3.util import Retry
 
 from memory_action import __version__
@@ -349,6 +350,12 @@ class GitHubPullRequest:
         """The PyGithub pull request, fetched once, when first read."""
         return self._client.repository.get_pull(self._number)
 
+    def known_from_event(self, info: PullRequestInfo) -> None:
+        """What the event's payload says of the pull request: ``info`` is then not asked for
+        (the payload is the pull request as the event saw it, which the run reviews)."""
+        if info.number == self._number and self._info is None:
+            self._info = info
+
     def info(self) -> PullRequestInfo:
         if self._info is None:
             with self._client.api(f"reading pull request #{self._number}"):
@@ -398,6 +405,49 @@ class GitHubPullRequest:
         if found.size > self._client.max_file_bytes:
             return None
         return _content_bytes(self._client.repository, found)
+
+
+class _EventUser(BaseModel):
+    login: str
+
+
+class _EventBranch(BaseModel):
+    ref: str
+    sha: str
+
+
+class _EventPull(BaseModel):
+    """The webhook payload's ``pull_request`` (untrusted JSON), as far as ``info`` needs it."""
+
+    number: int
+    title: str
+    body: str | None = None
+    user: _EventUser | None = None
+    html_url: str
+    head: _EventBranch
+    base: _EventBranch
+    draft: bool = False
+
+
+def pull_request_from_event(payload: Mapping[str, object]) -> PullRequestInfo | None:
+    """The pull request of a ``pull_request`` event's payload; None when it lacks a field
+    ``info`` needs (then the API is asked)."""
+    try:
+        pull = _EventPull.model_validate(payload.get("pull_request"))
+    except ValidationError:
+        return None
+    return PullRequestInfo(
+        number=pull.number,
+        title=pull.title,
+        body=pull.body or "",
+        author=pull.user.login if pull.user is not None else "ghost",
+        html_url=pull.html_url,
+        head_sha=pull.head.sha,
+        head_ref=pull.head.ref,
+        base_ref=pull.base.ref,
+        draft=pull.draft,
+        base_sha=pull.base.sha,
+    )
 
 
 def changed_file(found: File) -> ChangedFile:
