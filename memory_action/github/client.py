@@ -407,33 +407,39 @@ class GitHubPullRequest:
         return _content_bytes(self._client.repository, found)
 
 
-class _EventUser(BaseModel):
+class _PullUser(BaseModel):
     login: str
 
 
-class _EventBranch(BaseModel):
+class _PullBranch(BaseModel):
     ref: str
     sha: str
 
 
-class _EventPull(BaseModel):
-    """The webhook payload's ``pull_request`` (untrusted JSON), as far as ``info`` needs it."""
+class _PullJson(BaseModel):
+    """A pull request as GitHub's JSON has it (the API's answer, a webhook payload's
+    ``pull_request``), as far as ``info`` needs it."""
 
     number: int
     title: str
     body: str | None = None
-    user: _EventUser | None = None
+    user: _PullUser | None = None
     html_url: str
-    head: _EventBranch
-    base: _EventBranch
-    draft: bool = False
+    head: _PullBranch
+    base: _PullBranch
+    draft: bool | None = False
 
 
 def pull_request_from_event(payload: Mapping[str, object]) -> PullRequestInfo | None:
     """The pull request of a ``pull_request`` event's payload; None when it lacks a field
     ``info`` needs (then the API is asked)."""
+    return _info_from_json(payload.get("pull_request"))
+
+
+def _info_from_json(value: object) -> PullRequestInfo | None:
+    """A pull request as GitHub's JSON has it (an API answer, an event's payload)."""
     try:
-        pull = _EventPull.model_validate(payload.get("pull_request"))
+        pull = _PullJson.model_validate(value)
     except ValidationError:
         return None
     return PullRequestInfo(
@@ -445,7 +451,7 @@ def pull_request_from_event(payload: Mapping[str, object]) -> PullRequestInfo | 
         head_sha=pull.head.sha,
         head_ref=pull.head.ref,
         base_ref=pull.base.ref,
-        draft=pull.draft,
+        draft=bool(pull.draft),
         base_sha=pull.base.sha,
     )
 
@@ -463,18 +469,10 @@ def changed_file(found: File) -> ChangedFile:
 
 
 def _pull_request_info(pull: PullRequest) -> PullRequestInfo:
-    return PullRequestInfo(
-        number=pull.number,
-        title=pull.title,
-        body=pull.body or "",
-        author=pull.user.login if pull.user is not None else "ghost",
-        html_url=pull.html_url,
-        head_sha=pull.head.sha,
-        head_ref=pull.head.ref,
-        base_ref=pull.base.ref,
-        draft=bool(pull.draft),
-        base_sha=pull.base.sha,
-    )
+    info = _info_from_json(pull.raw_data)
+    if info is None:
+        raise GitHubError(f"GitHub's answer about pull request #{pull.number} is malformed")
+    return info
 
 
 def _content_bytes(repo: Repository, found: ContentFile) -> bytes:

@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import pytest
 
+from memory_action.github.client import pull_request_from_event
 from tests.fakes.call_counts import RunCalls, count_runs
+from tests.fakes.runner import pull_request_event
 
 
 @pytest.fixture(scope="module")
@@ -41,3 +43,13 @@ def test_each_cache_entry_is_downloaded_once_and_a_gzip_miss_is_not_asked_again(
     # The merge's push: the committed entry restored, and found again before the save, is
     # downloaded once.
     assert runs["promotion"].downloads == 1
+
+
+def test_a_payload_without_a_field_the_run_needs_is_read_from_the_api() -> None:
+    event = pull_request_event()
+    info = pull_request_from_event(event)
+    assert info is not None
+    assert (info.number, info.title, info.author) == (7, "Add a retry to the fetcher", "mona")
+    del event["pull_request"]["html_url"]
+    assert pull_request_from_event(event) is None
+    assert pull_request_from_event({"pull_request": "not an object"}) is None
