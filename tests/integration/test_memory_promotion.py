@@ -335,10 +335,11 @@ def test_a_veto_outlives_a_comment_run_and_the_pull_requests_next_run(
     assert FACT_B not in text
 
 
-def test_a_comment_run_that_adds_a_fact_next_to_a_vetoed_one_keeps_both_unticked(
+def test_a_comment_run_that_adds_a_fact_next_to_a_vetoed_one_proposes_it_on_its_own(
     runner: ActionRunner, github: FakeGitHub
 ) -> None:
-    """The new fact and the vetoed one become one item: the veto wins, a maintainer may tick."""
+    """The new fact, another run's, is its own item (issue 18): the veto of the one beside it
+    holds, and the new one can be kept or vetoed alone."""
     propose_two_and_veto_one(runner, github)
 
     commented = runner.run(
@@ -351,12 +352,12 @@ def test_a_comment_run_that_adds_a_fact_next_to_a_vetoed_one_keeps_both_unticked
     assert commented.exit_code == 0, commented.stdout
     [rewritten] = github.bodies(7)
     assert_vetoed(rewritten, FACT_B)
-    assert_vetoed(rewritten, FACT_C)
+    assert FACT_C in ticked_text(rewritten)
     assert FACT_A in ticked_text(rewritten)
     text = promoted_after_merge(runner, github)
     assert FACT_A in text
     assert FACT_B not in text
-    assert FACT_C not in text
+    assert FACT_C in text
 
 
 def test_a_veto_holds_when_a_later_run_adds_a_fact_right_next_to_the_vetoed_one(
