@@ -19,6 +19,12 @@ ratio of the median to bare ``python -c pass`` measured in the same session:
 (a) to (d) then run once more under ``python -X importtime``, which lists what was imported:
 LangChain (and PyGithub, the OpenAI SDK) must be absent from (b) and (c), which must also send
 no request; the exit code is 1 when they do. Nothing leaves 127.0.0.1.
+
+Last, the calls each kind of run makes (``tests/fakes/call_counts.py``: in-process runs with the
+Actions cache store against the fake cache service and the fake GitHub API, a pull request of 100
+changed files): GitHub REST and GraphQL calls, cache lookups and blob downloads, against the
+target of issue 18 (at most 8 REST calls for a pull request run); the exit code is 1 when a run
+misses its target.
 """
 
 from __future__ import annotations
@@ -446,6 +452,27 @@ def print_report(report: Report) -> bool:
     return not any(heavy[key] or sum(results[key].requests) for key in light)
 
 
+def print_calls() -> bool:
+    """Print the calls per kind of run; False when one is over its target."""
+    from tests.fakes.call_counts import count_runs  # noqa: PLC0415 - loads LangChain
+
+    runs = count_runs(files=100)
+    print(
+        f"\n{'calls per run (100 changed files)':<38}{'REST':>6}{'target':>8}"
+        f"{'GraphQL':>9}{'lookups':>9}{'downloads':>11}"
+    )
+    kept = True
+    for run in runs:
+        target = f"<= {run.target}" if run.target is not None else "-"
+        missed = run.target is not None and run.rest > run.target
+        kept = kept and not missed and run.exit_code == 0
+        print(
+            f"{run.kind:<38}{run.rest:>6}{target:>8}{run.graphql:>9}{run.cache_lookups:>9}"
+            f"{run.downloads:>11}{'  MISSED' if missed else ''}"
+        )
+    return kept
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
     parser.add_argument("--repeat", type=int, default=7, help="timed runs per scenario (7)")
@@ -454,9 +481,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.error("--repeat must be at least 1")
     began = time.monotonic()
     kept_light = print_report(run_all(args.repeat))
+    kept_targets = print_calls()
     print(f"\nbenchmark wall time: {time.monotonic() - began:.1f} s")
     if not kept_light:
         print("FAIL: a run that needs no model imported a heavy package or used the network")
+        return 1
+    if not kept_targets:
+        print("FAIL: a run made more REST calls than its target (or failed)")
         return 1
     return 0
 

@@ -12,7 +12,7 @@ import time
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING
 
-from memory_action.context import RunContext, load_context, read_event, settle_trust
+from memory_action.context import PR_EVENTS, RunContext, load_context, read_event, settle_trust
 from memory_action.errors import MemoryActionError, UnsupportedEvent
 from memory_action.gha import Workflow
 from memory_action.settings import Settings, check_credentials, parse_settings
@@ -63,12 +63,17 @@ def _run_action(
 ) -> int:
     settings = parse_settings(env, ask_server=ask_server)
     mask_secrets(settings, workflow)
-    context = load_context(env, read_event(env.get("GITHUB_EVENT_PATH")))
+    event = read_event(env.get("GITHUB_EVENT_PATH"))
+    context = load_context(env, event)
     check_credentials(settings, env)  # after load_context: an unhandled event needs none
     from memory_action import pipeline  # noqa: PLC0415 - keep unhandled events fast
-    from memory_action.github.client import GitHubClient  # noqa: PLC0415
+    from memory_action.github.client import GitHubClient, pull_request_from_event  # noqa: PLC0415
 
     github = GitHubClient(settings.github_token.reveal(), context.api_url, context.repository)
+    if context.pull_request is not None and context.event_name in PR_EVENTS:
+        known = pull_request_from_event(event)  # one API read fewer (issue 18)
+        if known is not None:
+            github.pull_request(context.pull_request.number).known_from_event(known)
     # The payload cannot say who may write or whether a commented pull request is a fork.
     context = settle_trust(context, github)
     pr, reply_to = context.pull_request, context.reply_to

@@ -25,7 +25,7 @@ from memory_action.memory.proposals import (
     render_proposal,
     task_states,
 )
-from memory_action.memory.provenance import changed_entries, render_changes_markdown
+from memory_action.memory.provenance import Stamp, changed_entries, render_changes_markdown
 from memory_action.memory.render import render_memory_block
 from memory_action.outgoing import Form, gate
 from memory_action.plan import Outcome, Plan
@@ -59,8 +59,24 @@ def proposal_for(plan: Plan, outcome: Outcome, previous: str = "") -> Proposal |
         base,
         new,
         trusted=plan.context.trust is Trust.TRUSTED,
-        stamp=_stamp_json(outcome),
+        stamp=_stamp_json(outcome.stamp),
+        origins=_origins(plan, outcome, previous),
     )
+
+
+def _origins(plan: Plan, outcome: Outcome, previous: str) -> dict[str, StampJson]:
+    """Entry → the stamp of the run that wrote it: the memory's provenance, else the stamp the
+    previous proposal's item carried (a run that started from the comment has no provenance
+    for the lines it carries over)."""
+    found: dict[str, StampJson] = {}
+    earlier = decode_block(previous, plan.settings.agent_name) if previous else None
+    for item in earlier.items if earlier is not None else ():
+        for line in item.added:
+            if line.strip() and item.stamp is not None:
+                found[line.strip()] = dict(item.stamp)
+    for entry, stamp in outcome.provenance.records.items():
+        found[entry] = _stamp_json(stamp)
+    return found
 
 
 def _started_from_comment(outcome: Outcome) -> bool:
@@ -155,8 +171,11 @@ def _carried_states(previous: str, agent: str, proposal: Proposal) -> dict[str, 
     return states
 
 
-def _stamp_json(outcome: Outcome) -> dict[str, str | int | None]:
-    raw = outcome.stamp.to_json()
+StampJson = dict[str, str | int | None]
+
+
+def _stamp_json(stamp: Stamp) -> StampJson:
+    raw = stamp.to_json()
     return {k: v for k, v in raw.items() if v is None or isinstance(v, str | int)}
 
 

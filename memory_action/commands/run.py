@@ -193,28 +193,47 @@ def _on_pull_request(plan: Plan, commands: Commands) -> tuple[list[Answer], RunR
         return [_unread(command, start) for command in commands.for_memory], result
     text = start.text
     answers: list[tuple[Answer, bool]] = []  # and whether it waits for the comment
+    notes: list[str] = []  # what happens to each change, said truthfully
     for command in commands.for_memory:
         if command.verb is Verb.MEMORY:
             answers.append((_listing(plan, start, text), False))
+            notes.append("")
             continue
         after, answer = _apply(plan, command, text)
         answers.append((answer, after != text))
+        notes.append(_pending(command.verb, text, after, start.committed.text))
         text = after
     if text == start.text:
         return [answer for answer, _ in answers], result
     from memory_action.commands.sticky import publish_proposal  # noqa: PLC0415
 
     problem = publish_proposal(plan, _outcome(plan, start, text))
-    note = "It becomes memory when this pull request is merged (untick it to veto)."
     final = [
         answer
         if not waits
         else Answer(answer.verb, f"{answer.text} {note}", True)
         if not problem
         else Answer(answer.verb, f"Not kept: {problem}.", False)
-        for answer, waits in answers
+        for (answer, waits), note in zip(answers, notes, strict=True)
     ]
     return final, dataclasses.replace(result, memory_changed=not problem)
+
+
+def _pending(verb: Verb, before: str, after: str, committed: str) -> str:
+    """What becomes of a command's change on a pull request, whose memory is a proposal."""
+    if verb is not Verb.FORGET:
+        return "It becomes memory when this pull request is merged (untick it to veto)."
+    kept = set(after.splitlines())
+    gone = [line for line in before.splitlines() if line not in kept]
+    if any(line in committed.splitlines() for line in gone):
+        return (
+            "Its removal from committed memory is proposed in the checklist: it is removed when "
+            "this pull request is merged (untick it to keep the line)."
+        )
+    return (
+        "It was only proposed by this pull request, so it is dropped from the proposal and "
+        "will not become memory."
+    )
 
 
 def _unread(command: Command, start: StartingMemory) -> Answer:

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import base64
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from functools import cached_property
 
@@ -35,6 +35,7 @@ from github.NamedUser import NamedUser
 from github.Organization import Organization
 from github.PullRequest import PullRequest
 from github.Repository import Repository
+from pydantic import BaseModel, ValidationError
 from urllib3.util import Retry
 
 from memory_action import __version__
@@ -55,7 +56,6 @@ from memory_action.pull_request import (
     CommentPermissionError,
     PostedComment,
     PullRequestInfo,
-    PullRequestReader,
     ReactionContent,
     decode_text,
 )
@@ -97,6 +97,10 @@ class GitHubClient:
         self.max_file_bytes = max_file_bytes
         self._write_access: dict[str, tuple[bool, str]] = {}  # login → answer, once per run
         self._runs: dict[int, WorkflowRun] = {}
+        # Read once per run (a client lives for one run): each pull request's reader, which
+        # keeps what it read, and each issue's comments until our next write.
+        self._readers: dict[int, GitHubPullRequest] = {}
+        self._issue_comments: dict[int, list[IssueComment]] = {}
 
     @cached_property
     def repository(self) -> Repository:
@@ -115,8 +119,11 @@ class GitHubClient:
         )
         return client.get_repo(self._repo_name)
 
-    def pull_request(self, number: int) -> PullRequestReader:
-        return GitHubPullRequest(self, number)
+    def pull_request(self, number: int) -> GitHubPullRequest:
+        """The pull request's reader, the same one for every caller of this run."""
+        if number not in self._readers:
+            self._readers[number] = GitHubPullRequest(self, number)
+        return self._readers[number]
 
     def default_branch(self) -> str:
         with self.api(f"reading repository {self._repo_name}"):
@@ -171,11 +178,15 @@ class GitHubClient:
     def _our_comments(
         self, pr_number: int, marker: str, *, write: bool = False
     ) -> list[IssueComment]:
-        """Our comments that hold ``marker``, oldest first (issue comments, every page)."""
+        """Our comments that hold ``marker``, oldest first (issue comments, every page, listed
+        once until this client writes)."""
         with self.api(f"listing comments of #{pr_number}", write=write):
+            if pr_number not in self._issue_comments:
+                listed = list(self.repository.get_issue(pr_number).get_comments())
+                self._issue_comments[pr_number] = listed
             return [
                 comment
-                for comment in self.repository.get_issue(pr_number).get_comments()
+                for comment in self._issue_comments[pr_number]
                 if marker in (comment.body or "") and self._is_ours(comment.user)
             ]
 
@@ -238,7 +249,7 @@ class GitHubClient:
         when GitHub does not say."""
         try:
             with self.api(f"reading pull request #{pr_number}"):
-                head = self.repository.get_pull(pr_number).head.repo
+                head = self.pull_request(pr_number).pull.head.repo
                 return head.full_name if head is not None else ""
         except GitHubError:
             return None
@@ -303,7 +314,8 @@ class GitHubClient:
 
     @contextmanager
     def api(self, action: str, *, write: bool = False) -> Iterator[None]:
-        """Turn PyGithub and transport errors raised inside into our one-line errors."""
+        """Turn PyGithub and transport errors raised inside into our one-line errors. After a
+        write, the comments read so far are read again when next asked for."""
         try:
             yield
         except RateLimitExceededException as exc:
@@ -315,6 +327,9 @@ class GitHubClient:
             raise GitHubError(self._describe(action, exc)) from exc
         except requests.RequestException as exc:
             raise GitHubError(self.one_line(f"{action} failed: {exc}")) from exc
+        finally:
+            if write:
+                self._issue_comments.clear()
 
     def _describe(self, action: str, exc: GithubException) -> str:
         data = exc.data if isinstance(exc.data, dict) else {}
@@ -334,21 +349,32 @@ class GitHubPullRequest:
         self._client = client
         self._number = number
         self._info: PullRequestInfo | None = None
+        self._files: list[ChangedFile] | None = None
+        self._contents: dict[tuple[str, str], bytes | None] = {}  # (path, ref) → bytes
 
     @cached_property
-    def _pull(self) -> PullRequest:
+    def pull(self) -> PullRequest:
+        """The PyGithub pull request, fetched once, when first read."""
         return self._client.repository.get_pull(self._number)
+
+    def known_from_event(self, info: PullRequestInfo) -> None:
+        """What the event's payload says of the pull request: ``info`` is then not asked for
+        (the payload is the pull request as the event saw it, which the run reviews)."""
+        if info.number == self._number and self._info is None:
+            self._info = info
 
     def info(self) -> PullRequestInfo:
         if self._info is None:
             with self._client.api(f"reading pull request #{self._number}"):
-                self._info = _pull_request_info(self._pull)
+                self._info = _pull_request_info(self.pull)
         return self._info
 
     def changed_files(self) -> list[ChangedFile]:
-        """Every changed file (GitHub lists at most 3,000), every page."""
-        with self._client.api(f"listing the files of #{self._number}"):
-            return [changed_file(f) for f in self._pull.get_files()]
+        """Every changed file (GitHub lists at most 3,000), every page, listed once."""
+        if self._files is None:
+            with self._client.api(f"listing the files of #{self._number}"):
+                self._files = [changed_file(f) for f in self.pull.get_files()]
+        return list(self._files)
 
     def file_content(self, path: str) -> str | None:
         """The file's text at the head commit.
@@ -369,6 +395,12 @@ class GitHubPullRequest:
         return decode_text(data) if data is not None else None
 
     def _file_bytes(self, path: str, ref: str) -> bytes | None:
+        """The file at a commit, read once (a commit does not change)."""
+        if (path, ref) not in self._contents:
+            self._contents[(path, ref)] = self._read_bytes(path, ref)
+        return self._contents[(path, ref)]
+
+    def _read_bytes(self, path: str, ref: str) -> bytes | None:
         try:
             found = self._client.repository.get_contents(path, ref=ref)
         except GithubException as exc:
@@ -380,6 +412,55 @@ class GitHubPullRequest:
         if found.size > self._client.max_file_bytes:
             return None
         return _content_bytes(self._client.repository, found)
+
+
+class _PullUser(BaseModel):
+    login: str
+
+
+class _PullBranch(BaseModel):
+    ref: str
+    sha: str
+
+
+class _PullJson(BaseModel):
+    """A pull request as GitHub's JSON has it (the API's answer, a webhook payload's
+    ``pull_request``), as far as ``info`` needs it."""
+
+    number: int
+    title: str
+    body: str | None = None
+    user: _PullUser | None = None
+    html_url: str
+    head: _PullBranch
+    base: _PullBranch
+    draft: bool | None = False
+
+
+def pull_request_from_event(payload: Mapping[str, object]) -> PullRequestInfo | None:
+    """The pull request of a ``pull_request`` event's payload; None when it lacks a field
+    ``info`` needs (then the API is asked)."""
+    return _info_from_json(payload.get("pull_request"))
+
+
+def _info_from_json(value: object) -> PullRequestInfo | None:
+    """A pull request as GitHub's JSON has it (an API answer, an event's payload)."""
+    try:
+        pull = _PullJson.model_validate(value)
+    except ValidationError:
+        return None
+    return PullRequestInfo(
+        number=pull.number,
+        title=pull.title,
+        body=pull.body or "",
+        author=pull.user.login if pull.user is not None else "ghost",
+        html_url=pull.html_url,
+        head_sha=pull.head.sha,
+        head_ref=pull.head.ref,
+        base_ref=pull.base.ref,
+        draft=bool(pull.draft),
+        base_sha=pull.base.sha,
+    )
 
 
 def changed_file(found: File) -> ChangedFile:
@@ -395,18 +476,10 @@ def changed_file(found: File) -> ChangedFile:
 
 
 def _pull_request_info(pull: PullRequest) -> PullRequestInfo:
-    return PullRequestInfo(
-        number=pull.number,
-        title=pull.title,
-        body=pull.body or "",
-        author=pull.user.login if pull.user is not None else "ghost",
-        html_url=pull.html_url,
-        head_sha=pull.head.sha,
-        head_ref=pull.head.ref,
-        base_ref=pull.base.ref,
-        draft=bool(pull.draft),
-        base_sha=pull.base.sha,
-    )
+    info = _info_from_json(pull.raw_data)
+    if info is None:
+        raise GitHubError(f"GitHub's answer about pull request #{pull.number} is malformed")
+    return info
 
 
 def _content_bytes(repo: Repository, found: ContentFile) -> bytes:

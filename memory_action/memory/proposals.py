@@ -47,6 +47,7 @@ import zlib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 
+from memory_action.context import Trust
 from memory_action.report import PROPOSAL_LIMIT, safe_markdown
 from memory_action.settings import AGENT_NAME
 from memory_action.untrusted_markdown import code_span
@@ -127,20 +128,34 @@ def build_proposal(
     *,
     trusted: bool,
     stamp: Mapping[str, str | int | None] | None = None,
+    origins: Mapping[str, Mapping[str, str | int | None]] | None = None,
 ) -> Proposal:
-    """The changes from ``base`` to ``new``, one item per hunk of the line diff."""
+    """The changes from ``base`` to ``new``: one item per hunk of the line diff, split where
+    its added lines come from different runs.
+
+    ``origins`` maps an entry (a stripped line) to the stamp of the run that wrote it (the
+    memory's provenance); a line without one is this run's (``stamp``). Lines belong to one
+    item only when one run wrote them: a comment command's line is its own item, beside an
+    agent's, so each can be vetoed alone, and an untrusted run's line is never ticked because
+    a trusted line shares its item.
+    """
     _check_agent(agent)
     _check_pr(pr)
     if stamp is not None:
         _check_stamp(stamp)
     old_lines, new_lines = _lines(base), _lines(new)
     matcher = difflib.SequenceMatcher(None, old_lines, new_lines)
-    hunks = [
-        (i1, i2, tuple(old_lines[i1:i2]), tuple(new_lines[j1:j2]))
-        for tag, i1, i2, j1, j2 in matcher.get_opcodes()
-        if tag != "equal"
-    ]
-    ids = _item_ids([(removed, added) for _, _, removed, added in hunks])
+    known = origins or {}
+    hunks: list[tuple[int, int, tuple[str, ...], tuple[str, ...], Stamp | None]] = []
+    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+        if tag == "equal":
+            continue
+        groups = _by_origin(new_lines[j1:j2], known, stamp)
+        removed = tuple(old_lines[i1:i2])
+        first, *rest = groups or [((), dict(stamp) if stamp is not None else None)]
+        hunks.append((i1, i2, removed, *first))
+        hunks += [(i2, i2, (), added, origin) for added, origin in rest]
+    ids = _item_ids([(removed, added) for _, _, removed, added, _ in hunks])
     items = tuple(
         ProposalItem(
             id=item_id,
@@ -148,12 +163,48 @@ def build_proposal(
             base_end=end,
             removed=removed,
             added=added,
-            trusted=trusted,
-            stamp=dict(stamp) if stamp is not None else None,
+            trusted=trusted and (origin or {}).get("trust") != Trust.UNTRUSTED.value,
+            stamp=origin,
         )
-        for item_id, (start, end, removed, added) in zip(ids, hunks, strict=True)
+        for item_id, (start, end, removed, added, origin) in zip(ids, hunks, strict=True)
     )
     return Proposal(agent=agent, pr=pr, base=base, items=items)
+
+
+def _by_origin(
+    lines: list[str],
+    origins: Mapping[str, Mapping[str, str | int | None]],
+    own: Mapping[str, str | int | None] | None,
+) -> list[tuple[tuple[str, ...], Stamp | None]]:
+    """``lines`` in runs of the same origin (a blank line goes with the line before it)."""
+    groups: list[tuple[tuple[str, ...], Stamp | None]] = []
+    for line in lines:
+        found = origins.get(line.strip()) if line.strip() else None
+        origin = dict(found) if found is not None else dict(own) if own is not None else None
+        if groups and (not line.strip() or _same_run(groups[-1][1], origin)):
+            groups[-1] = ((*groups[-1][0], line), groups[-1][1])
+        else:
+            groups.append(((line,), _checked_stamp(origin)))
+    return groups
+
+
+def _same_run(a: Stamp | None, b: Stamp | None) -> bool:
+    """Whether two stamps name one run (the time an entry was written does not matter)."""
+
+    def run(stamp: Stamp | None) -> object:
+        return None if stamp is None else {k: v for k, v in stamp.items() if k != "time"}
+
+    return run(a) == run(b)
+
+
+def _checked_stamp(stamp: Stamp | None) -> Stamp | None:
+    """A stamp the block can carry (provenance records are checked; this keeps its limits)."""
+    if stamp is None:
+        return None
+    try:
+        return _check_stamp(stamp)
+    except InvalidProposalError:
+        return None
 
 
 def apply_items(base: str, items: Iterable[ProposalItem]) -> str:
@@ -166,19 +217,17 @@ def apply_items(base: str, items: Iterable[ProposalItem]) -> str:
     ordered = sorted(dict.fromkeys(items), key=lambda i: (i.base_start, i.base_end))
     out: list[str] = []
     position = 0
-    insert_at: int | None = None  # where the previous item inserted without removing
-    for item in ordered:
+    for item in ordered:  # inserts at one place stay in the proposal's order (a stable sort)
         start, end = item.base_start, item.base_end
         if not 0 <= start <= end <= len(lines):
             raise InvalidProposalError(f"item {item.id} is outside the base")
-        if start < position or (start == end and start == insert_at):
+        if start < position:
             raise InvalidProposalError(f"item {item.id} overlaps another item")
         if tuple(lines[start:end]) != item.removed:
             raise InvalidProposalError(f"item {item.id} does not apply to the base")
         out += lines[position:start]
         out += item.added
         position = end
-        insert_at = start if start == end else None
     out += lines[position:]
     return "".join(out)
 
@@ -248,11 +297,11 @@ def _describe(item: ProposalItem) -> str:
 
 
 def _side(lines: tuple[str, ...]) -> str:
-    """The first line that is not blank, shown safely, and how many more lines there are."""
-    shown = next((line for line in lines if line.strip()), None)
-    text = code_span(shown_line(shown)) if shown is not None else "_(blank line)_"
-    more = len(lines) - 1
-    return f"{text} _(+{more} more {'line' if more == 1 else 'lines'})_" if more else text
+    """Every line, each shown safely, on one task-list line: nothing asked to be kept is
+    hidden from the person who may veto it."""
+    return "<br>".join(
+        code_span(shown_line(line)) if line.strip() else "_(blank line)_" for line in lines
+    )
 
 
 def shown_line(line: str) -> str:
@@ -438,7 +487,9 @@ def _check_items(base_lines: list[str], items: tuple[ProposalItem, ...]) -> None
         start, end = item.base_start, item.base_end
         if item.id != expected_id:
             raise InvalidProposalError("an item id does not match its content")
-        if not previous_end < start <= end <= len(base_lines):
+        # An insert may follow the item before it at once: lines of another run's, split off.
+        follows = start == end == previous_end
+        if not (previous_end < start or follows) or not start <= end <= len(base_lines):
             raise InvalidProposalError(f"item {item.id} is out of place")
         if tuple(base_lines[start:end]) != item.removed or item.removed == item.added:
             raise InvalidProposalError(f"item {item.id} does not apply to the base")

@@ -127,6 +127,13 @@ class ActionsCacheStore:
         http = HttpSession(self._client, workflow, self._tuning.timeouts)
         self._backend: CacheBackend = build_backend(config, http, self._tuning)
         self._write_denied = False
+        # Read through once per run: entries are immutable, so an entry downloaded once is
+        # extracted again from its archive; and gzip entries come only from other clients
+        # (ours saves zstd), so a gzip miss stays a miss for the run. zstd lookups are always
+        # asked again: the check before a save looks for what racing runs saved meanwhile.
+        self._archives: dict[str, tuple[Path, Compression]] = {}  # matched key → archive
+        self._archive_dir: tempfile.TemporaryDirectory[str] | None = None
+        self._gzip_misses: set[tuple[str, ...]] = set()
         self.version = cache_version([str(folder)], Compression.ZSTD_WITHOUT_LONG)
         self._gzip_version = cache_version([str(folder)], Compression.GZIP)
 
@@ -140,6 +147,10 @@ class ActionsCacheStore:
         return self._config.may_write and not self._write_denied
 
     def close(self) -> None:
+        if self._archive_dir is not None:
+            self._archive_dir.cleanup()
+            self._archive_dir = None
+            self._archives.clear()
         if self._owns_client:
             self._client.close()
 
@@ -181,32 +192,46 @@ class ActionsCacheStore:
         if found is None:
             self._workflow.info(f"Cache not found for keys: {', '.join(keys.all())}")
             return RestoreResult.miss()
-        self._config.temp_dir.mkdir(parents=True, exist_ok=True)
-        with tempfile.TemporaryDirectory(prefix="memory-cache-", dir=self._config.temp_dir) as tmp:
-            archive = Path(tmp) / ARCHIVE_NAMES[found.compression]
-            hit = self._download(keys, found, archive)
-            try:
-                extract_archive(
-                    archive, found.compression, self._relative, folder, self._tuning.limits
-                )
-            except ArchiveError as exc:  # the entry was read whole: what it holds is refused
-                why = self._safe(str(exc))
-                return RestoreResult.refused(hit.matched_key, why, self.name)
+        hit, archive, compression = self._archive(keys, found)
+        try:
+            extract_archive(archive, compression, self._relative, folder, self._tuning.limits)
+        except ArchiveError as exc:  # the entry was read whole: what it holds is refused
+            why = self._safe(str(exc))
+            return RestoreResult.refused(hit.matched_key, why, self.name)
         fix_ownership(folder, self._config.workspace)
         label = "Cache hit for" if hit.matched_key == keys.primary else "Cache hit for restore-key"
         self._workflow.info(f"{label}: {hit.matched_key}")
         return RestoreResult(hit=True, matched_key=hit.matched_key)
 
+    def _archive(self, keys: RestoreKeys, found: _Found) -> tuple[Hit, Path, Compression]:
+        """The found entry's archive: downloaded, or kept from an earlier restore of this run."""
+        kept = self._archives.get(found.hit.matched_key)
+        if kept is not None:
+            return found.hit, *kept
+        if self._archive_dir is None:
+            self._config.temp_dir.mkdir(parents=True, exist_ok=True)
+            self._archive_dir = tempfile.TemporaryDirectory(
+                prefix="memory-cache-", dir=self._config.temp_dir
+            )
+        folder = Path(self._archive_dir.name) / str(len(self._archives))
+        folder.mkdir()
+        archive = folder / ARCHIVE_NAMES[found.compression]
+        hit = self._download(keys, found, archive)
+        self._archives[hit.matched_key] = (archive, found.compression)
+        return hit, archive, found.compression
+
     def _lookup(self, keys: RestoreKeys) -> _Found | None:
         """zstd first; then gzip, for entries saved where zstd was missing (§6.5)."""
-        for compression, version in (
-            (Compression.ZSTD_WITHOUT_LONG, self.version),
-            (Compression.GZIP, self._gzip_version),
-        ):
-            hit = self._backend.lookup(keys, version)
-            if hit is not None:
-                return _Found(hit, compression, version)
-        return None
+        hit = self._backend.lookup(keys, self.version)
+        if hit is not None:
+            return _Found(hit, Compression.ZSTD_WITHOUT_LONG, self.version)
+        if tuple(keys.all()) in self._gzip_misses:
+            return None
+        hit = self._backend.lookup(keys, self._gzip_version)
+        if hit is None:
+            self._gzip_misses.add(tuple(keys.all()))
+            return None
+        return _Found(hit, Compression.GZIP, self._gzip_version)
 
     def _download(self, keys: RestoreKeys, found: _Found, archive: Path) -> Hit:
         limit = self._tuning.limits.max_stream_bytes

@@ -59,6 +59,9 @@ class CacheAdmin:
         self._requester = requester
         self._path = f"/repos/{repository}/actions/caches"
         self._workflow = workflow
+        # Listed once per run: pruning after the save deletes what the restore listed (entries
+        # this run merged), so it needs no newer listing; a deletion forgets it.
+        self._listed: dict[tuple[str, str], list[CacheEntryInfo] | None] = {}
 
     @classmethod
     def from_token(
@@ -80,8 +83,14 @@ class CacheAdmin:
         """Entries whose key starts with ``key_prefix`` in ``ref``, newest first, every page.
 
         None when the token may not list them (HTTP 403 or 404: no ``actions: read``); after
-        other trouble, the entries of the pages read so far.
+        other trouble, the entries of the pages read so far. Asked once per prefix and ref.
         """
+        if (key_prefix, ref) not in self._listed:
+            self._listed[(key_prefix, ref)] = self._list(key_prefix, ref)
+        listed = self._listed[(key_prefix, ref)]
+        return list(listed) if listed is not None else None
+
+    def _list(self, key_prefix: str, ref: str) -> list[CacheEntryInfo] | None:
         entries: list[CacheEntryInfo] = []
         for page in range(1, MAX_PAGES + 1):
             try:
@@ -125,6 +134,7 @@ class CacheAdmin:
             if version is not None and entry.version != version:
                 continue
             outcome = self._delete(entry)
+            self._listed.clear()
             if outcome is None:
                 break
             deleted += outcome

@@ -276,7 +276,8 @@ class GitHubGitRemote:
         commit_input = {
             "branch": {
                 "repositoryNameWithOwner": self.repository_name,
-                "branchName": _qualified(branch),
+                # GitHub documents CommittableBranch.branchName as the unqualified name.
+                "branchName": branch.removeprefix("refs/heads/"),
             },
             "expectedHeadOid": expected_head,
             "fileChanges": changes,

@@ -2,9 +2,11 @@
 
 One repository (``octo-org/octo-repo``), its pull requests, their changed files (paginated as
 GitHub does: ``per_page``, ``page``, a ``Link`` header), file contents at the head and base
-commits and the issue comments. ``FakeGitHub.answer`` decides every answer; ``serve()`` gives it
-to PyGithub in-process through ``responses`` (PyGithub 2.x sends every request to ``host:443``),
-and ``tests/fakes/github_http.py`` serves it over a real socket for other processes.
+commits and the issue comments. ``FakeGitHub.answer`` decides every answer, and checks it and
+the request against GitHub's published descriptions (``tests/fakes/github_contract.py``; answers
+are completed from GitHub's documented examples). ``serve()`` gives it to PyGithub in-process
+through ``responses`` (PyGithub 2.x sends every request to ``host:443``), and
+``tests/fakes/github_http.py`` serves it over a real socket for other processes.
 ``read_only=True`` answers comment writes with 403, like a fork's token. Pull request reviews,
 their comments, reactions and threads and commit comparisons are ``github.reviews``
 (``tests/fakes/github_reviews.py``); the git data API and ``createCommitOnBranch`` are
@@ -25,6 +27,8 @@ from urllib.parse import unquote, urlsplit
 import requests
 import responses
 
+from tests.fakes import github_contract as contract
+from tests.fakes.github_contract import documented
 from tests.fakes.github_git import FakeGitData
 from tests.fakes.github_reviews import FakeReviews
 from tests.fakes.github_wire import (
@@ -35,6 +39,9 @@ from tests.fakes.github_wire import (
     json_reply,
     paged,
 )
+
+CONTENTS = "/repos/{owner}/{repo}/contents/{path}"
+COMMENT = "/repos/{owner}/{repo}/issues/comments/{comment_id}"
 
 __all__ = ["ApiRequest", "FakeGitHub", "FakePullRequest", "Reply", "error_reply"]
 
@@ -152,6 +159,13 @@ class FakeGitHub:
         (recorded in ``unknown``)."""
         self.calls.append((request.method, request.url))
         self.received.append(request)
+        reply = self._route(request)
+        if contract.enforced():
+            answered = (reply[0], reply[2]) if reply is not None else None
+            contract.record(contract.check(request.method, request.url, request.body, answered))
+        return reply
+
+    def _route(self, request: ApiRequest) -> Reply | None:
         path = unquote(urlsplit(request.url).path)
         for method, pattern, handler in self._routes():
             match = pattern.fullmatch(path)
@@ -189,16 +203,29 @@ class FakeGitHub:
     # -- handlers ---------------------------------------------------------------------------------
 
     def _repo(self, _request: ApiRequest) -> Reply:
-        return json_reply(repositoryjson_reply(self.repo_url, default_branch=self.default_branch))
+        repository = repositoryjson_reply(self.repo_url, default_branch=self.default_branch)
+        answer = documented("GET", "/repos/{owner}/{repo}", repository)
+        for fork_only in ("parent", "source"):  # GitHub's example is a fork; ours is not
+            answer.pop(fork_only, None)
+        return json_reply(answer)
 
     def _pull(self, _request: ApiRequest, number: str) -> Reply:
         pull = self.pulls.get(int(number))
         if pull is None:
-            return 404, {}, json.dumps({"message": "Not Found"})
-        return json_reply(pulljson_reply(pull, self.repo_url))
+            return error_reply(404, "Not Found")
+        return json_reply(
+            documented(
+                "GET",
+                "/repos/{owner}/{repo}/pulls/{pull_number}",
+                pulljson_reply(pull, self.repo_url),
+            )
+        )
 
     def _files(self, request: ApiRequest, number: str) -> Reply:
-        return self.page(request, self.pulls[int(number)].files)
+        files = documented(
+            "GET", "/repos/{owner}/{repo}/pulls/{pull_number}/files", self.pulls[int(number)].files
+        )
+        return self.page(request, files)
 
     def page(self, request: ApiRequest, items: list[dict[str, Any]]) -> Reply:
         """One page of a list, as GitHub pages it (``github_wire.paged``)."""
@@ -215,31 +242,45 @@ class FakeGitHub:
                 text = contents[path]
                 data = text.encode() if isinstance(text, str) else text
                 return json_reply(
-                    {
-                        "type": "file",
-                        "encoding": "base64",
-                        "size": len(data),
-                        "name": path,
-                        "path": path,
-                        "sha": "0" * 40,
-                        "url": f"{self.repo_url}/contents/{path}",
-                        "content": base64.encodebytes(data).decode(),
-                    }
+                    documented(
+                        "GET",
+                        CONTENTS,
+                        {
+                            "type": "file",
+                            "encoding": "base64",
+                            "size": len(data),
+                            "name": path,
+                            "path": path,
+                            "sha": "0" * 40,
+                            "url": f"{self.repo_url}/contents/{path}",
+                            "content": base64.encodebytes(data).decode(),
+                        },
+                    )
                 )
-        return 404, {}, json.dumps({"message": "Not Found"})
+        return error_reply(404, "Not Found")
 
     def _issue(self, _request: ApiRequest, number: str) -> Reply:
-        return json_reply({"number": int(number), "url": f"{self.repo_url}/issues/{number}"})
+        issue = {"number": int(number), "url": f"{self.repo_url}/issues/{number}"}
+        return json_reply(documented("GET", "/repos/{owner}/{repo}/issues/{issue_number}", issue))
 
     def _list_comments(self, request: ApiRequest, number: str) -> Reply:
-        return self.page(request, self.comments.get(int(number), []))
+        comments = self.comments.get(int(number), [])
+        return self.page(
+            request,
+            documented("GET", "/repos/{owner}/{repo}/issues/{issue_number}/comments", comments),
+        )
 
     def _create_comment(self, request: ApiRequest, number: str) -> Reply:
         if self.read_only:
-            return 403, {}, json.dumps({"message": "Resource not accessible by integration"})
+            return error_reply(403, "Resource not accessible by integration")
         author = self.viewer or BOT_LOGIN
         comment = self.add_comment(int(number), json.loads(request.body or "{}")["body"], author)
-        return 201, {}, json.dumps(comment)
+        return json_reply(
+            documented(
+                "POST", "/repos/{owner}/{repo}/issues/{issue_number}/comments", comment, 201
+            ),
+            201,
+        )
 
     def add_comment(self, number: int, body: str, login: str) -> dict[str, Any]:
         """A comment by ``login`` (a bot when it ends with "[bot]") on pull request ``number``."""
@@ -260,60 +301,68 @@ class FakeGitHub:
 
     def _edit_comment(self, request: ApiRequest, comment_id: str) -> Reply:
         if self.read_only:
-            return 403, {}, json.dumps({"message": "Resource not accessible by integration"})
+            return error_reply(403, "Resource not accessible by integration")
         for comments in self.comments.values():
             for comment in comments:
                 if comment["id"] == int(comment_id):
                     comment["body"] = json.loads(request.body or "{}")["body"]
-                    return json_reply(comment)
-        return 404, {}, json.dumps({"message": "Not Found"})
+                    return json_reply(documented("PATCH", COMMENT, comment))
+        return error_reply(404, "Not Found")
 
     def _delete_comment(self, _request: ApiRequest, comment_id: str) -> Reply:
         if self.read_only:
-            return 403, {}, json.dumps({"message": "Resource not accessible by integration"})
+            return error_reply(403, "Resource not accessible by integration")
         for number, comments in self.comments.items():
             kept = [comment for comment in comments if comment["id"] != int(comment_id)]
             if len(kept) < len(comments):
                 self.comments[number] = kept
                 return 204, {}, ""
-        return 404, {}, json.dumps({"message": "Not Found"})
+        return error_reply(404, "Not Found")
 
     def _get_comment(self, _request: ApiRequest, comment_id: str) -> Reply:
         for comments in self.comments.values():
             for comment in comments:
                 if comment["id"] == int(comment_id):
-                    return json_reply(comment)
-        return 404, {}, json.dumps({"message": "Not Found"})
+                    return json_reply(documented("GET", COMMENT, comment))
+        return error_reply(404, "Not Found")
 
     def _create_reaction(self, request: ApiRequest, comment_id: str) -> Reply:
         """A reaction to an issue comment: any id is a comment (a person's comment that
         triggered the run need not be in ``comments``)."""
         if self.read_only:
-            return 403, {}, json.dumps({"message": "Resource not accessible by integration"})
+            return error_reply(403, "Resource not accessible by integration")
         content = json.loads(request.body or "{}")["content"]
         self.reactions.setdefault(int(comment_id), []).append(content)
-        return json_reply({"id": self.next_id, "content": content}, status=201)
+        reaction = {"id": self.next_id, "content": content, "user": BOT}
+        return json_reply(documented("POST", COMMENT + "/reactions", reaction, 201), status=201)
 
     def _commit_pulls(self, _request: ApiRequest, sha: str) -> Reply:
         pulls = [p for p in self.pulls.values() if p.merged_in == sha]
-        return json_reply([pulljson_reply(p, self.repo_url) for p in pulls])
+        found = [pulljson_reply(p, self.repo_url) for p in pulls]
+        return json_reply(
+            documented("GET", "/repos/{owner}/{repo}/commits/{commit_sha}/pulls", found)
+        )
 
     def _permission(self, _request: ApiRequest, login: str) -> Reply:
         permission = self.permissions.get(unquote(login))
         if permission is None:
-            return 404, {}, json.dumps({"message": "Not Found"})
+            return error_reply(404, "Not Found")
+        answer = {
+            "permission": permission,
+            "role_name": permission,
+            "user": {"login": login, "role_name": permission},
+        }
         return json_reply(
-            {"permission": permission, "role_name": permission, "user": {"login": login}}
+            documented("GET", "/repos/{owner}/{repo}/collaborators/{username}/permission", answer)
         )
 
     def _workflow_run(self, _request: ApiRequest, run_id: str) -> Reply:
         found = self.runs.get(int(run_id), (REPOSITORY, WORKFLOW_PATH))
         if found is None:
-            return 404, {}, json.dumps({"message": "Not Found"})
+            return error_reply(404, "Not Found")
         repository, path = found
-        return json_reply(
-            {"id": int(run_id), "path": path, "repository": {"full_name": repository}}
-        )
+        run = {"id": int(run_id), "path": path, "repository": {"full_name": repository}}
+        return json_reply(documented("GET", "/repos/{owner}/{repo}/actions/runs/{run_id}", run))
 
     def _graphql(self, request: ApiRequest) -> Reply:
         query = json.loads(request.body or "{}")
@@ -326,7 +375,8 @@ class FakeGitHub:
                 return json_reply(
                     {"errors": [{"message": "Resource not accessible by integration"}]}
                 )
-            return json_reply({"data": {"viewer": {"__typename": "Bot", "login": self.viewer}}})
+            # The schema types viewer as User!: no other __typename can come back.
+            return json_reply({"data": {"viewer": {"__typename": "User", "login": self.viewer}}})
         node_id = query["variables"]["id"]
         for comments in self.comments.values():
             for comment in comments:
@@ -336,7 +386,10 @@ class FakeGitHub:
 
     def _edit_history(self, comment: dict[str, Any]) -> dict[str, Any]:
         editors = self.edits.get(comment["id"], [])
-        nodes = [{"editor": _actor(login), "editedAt": "2026-11-29T12:00:00Z"} for login in editors]
+        nodes = [
+            {"editor": _actor(login), "editedAt": "2026-11-29T12:00:00Z", "deletedBy": None}
+            for login in editors
+        ]
         return {
             "__typename": "IssueComment",
             "author": _actor(comment["user"]["login"]),
@@ -348,17 +401,22 @@ class FakeGitHub:
 
     def _list_caches(self, request: ApiRequest) -> Reply:
         if self.cache is None:
-            return 403, {}, json.dumps({"message": "Resource not accessible by integration"})
+            return error_reply(403, "Resource not accessible by integration")
         query = request.query
         page, per_page = int(query.get("page", ["1"])[0]), int(query.get("per_page", ["30"])[0])
         entries = self.cache.rest_list(query.get("key", [""])[0], query.get("ref", [""])[0])
         shown = entries[(page - 1) * per_page : page * per_page]
-        return json_reply({"total_count": len(entries), "actions_caches": shown})
+        answer = {"total_count": len(entries), "actions_caches": shown}
+        return json_reply(documented("GET", "/repos/{owner}/{repo}/actions/caches", answer))
 
     def _delete_cache(self, _request: ApiRequest, entry_id: str) -> Reply:
         if self.cache is None or self.cache_read_only:
-            return 403, {}, json.dumps({"message": "Resource not accessible by integration"})
-        return (204, {}, "") if self.cache.rest_delete(int(entry_id)) else (404, {}, "{}")
+            return error_reply(403, "Resource not accessible by integration")
+        return (
+            (204, {}, "")
+            if self.cache.rest_delete(int(entry_id))
+            else error_reply(404, "Not Found")
+        )
 
     def bodies(self, number: int) -> list[str]:
         return [comment["body"] for comment in self.comments.get(number, [])]
@@ -388,6 +446,8 @@ def repositoryjson_reply(base: str = ANSWER_BASE, default_branch: str = "main") 
         "default_branch": default_branch,
         "url": base,
         "owner": {"login": OWNER, "type": "Organization"},
+        "fork": False,
+        "language": "Python",  # required, and missing from GitHub's example
     }
 
 
@@ -409,6 +469,7 @@ def pulljson_reply(pull: FakePullRequest, base: str = ANSWER_BASE) -> dict[str, 
         "base": {"ref": pull.base_ref, "sha": pull.base_sha, "repo": repo},
         "merged_at": "2026-11-29T11:00:00Z" if pull.merged_in else None,
         "merge_commit_sha": pull.merged_in,
+        "requested_teams": [],
     }
 
 

@@ -35,7 +35,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from tests.fakes.github_wire import ApiRequest, Reply, json_reply
+from tests.fakes.github_contract import documented
+from tests.fakes.github_wire import ApiRequest, Reply, error_reply, json_reply
 
 if TYPE_CHECKING:
     from tests.fakes.github_api import FakeGitHub
@@ -158,7 +159,7 @@ class FakeGitData:
 
     def _refused(self) -> Reply | None:
         if self.read_only:
-            return 403, {}, json.dumps({"message": NOT_ACCESSIBLE})
+            return error_reply(403, NOT_ACCESSIBLE)
         return None
 
     def _create_tree(self, request: ApiRequest) -> Reply:
@@ -175,7 +176,8 @@ class FakeGitData:
         entries = [
             {"path": p, "mode": "100644", "type": "blob", "sha": _oid(t)} for p, t in files.items()
         ]
-        return 201, {}, json.dumps({"sha": sha, "url": url, "tree": entries, "truncated": False})
+        tree = {"sha": sha, "url": url, "tree": entries, "truncated": False}
+        return json_reply(documented("POST", "/repos/{owner}/{repo}/git/trees", tree, 201), 201)
 
     def _create_commit(self, request: ApiRequest) -> Reply:
         refused = self._refused()
@@ -184,10 +186,11 @@ class FakeGitData:
         body = json.loads(request.body or "{}")
         tree = self.trees.get(body["tree"])
         if tree is None:
-            return 422, {}, json.dumps({"message": "Tree SHA does not exist"})
+            return error_reply(422, "Tree SHA does not exist")
         headline, _, rest = str(body["message"]).partition("\n")
         commit = self._add_commit(tree, tuple(body.get("parents") or ()), headline, rest, False)
-        return 201, {}, json.dumps(self._rest_commit(commit, body["tree"]))
+        answer = self._rest_commit(commit, body["tree"])
+        return json_reply(documented("POST", "/repos/{owner}/{repo}/git/commits", answer, 201), 201)
 
     def _rest_commit(self, commit: FakeCommit, tree: str) -> dict[str, Any]:
         person = {"name": "github-actions[bot]", "email": "bot@example.com", "date": commit.date}
@@ -209,17 +212,21 @@ class FakeGitData:
         body = json.loads(request.body or "{}")
         ref, sha = body["ref"], body["sha"]
         if ref in self.refs:
-            return 422, {}, json.dumps({"message": "Reference already exists"})
+            return error_reply(422, "Reference already exists")
         if sha not in self.commits:
-            return 422, {}, json.dumps({"message": "Object does not exist"})
+            return error_reply(422, "Object does not exist")
         self.refs[ref] = sha
-        return 201, {}, json.dumps(self._rest_ref(ref))
+        return json_reply(
+            documented("POST", "/repos/{owner}/{repo}/git/refs", self._rest_ref(ref), 201), 201
+        )
 
     def _get_ref(self, _request: ApiRequest, branch: str) -> Reply:
         ref = f"refs/heads/{branch}"
         if ref not in self.refs:
-            return 404, {}, json.dumps({"message": "Not Found"})
-        return json_reply(self._rest_ref(ref))
+            return error_reply(404, "Not Found")
+        return json_reply(
+            documented("GET", "/repos/{owner}/{repo}/git/ref/{ref}", self._rest_ref(ref))
+        )
 
     def _rest_ref(self, ref: str) -> dict[str, Any]:
         sha = self.refs[ref]
@@ -231,14 +238,14 @@ class FakeGitData:
 
     def _open_pull(self, request: ApiRequest) -> Reply:
         if self.pulls_read_only:
-            return 403, {}, json.dumps({"message": NOT_ACCESSIBLE})
+            return error_reply(403, NOT_ACCESSIBLE)
         if not self.actions_may_open_pulls:
-            return 403, {}, json.dumps({"message": ACTIONS_MAY_NOT_OPEN})
+            return error_reply(403, ACTIONS_MAY_NOT_OPEN)
         body = json.loads(request.body or "{}")
         head, base = str(body["head"]), str(body["base"])
         if f"refs/heads/{head}" not in self.refs or f"refs/heads/{base}" not in self.refs:
             error = {"resource": "PullRequest", "field": "head", "code": "invalid"}
-            return 422, {}, json.dumps({"message": "Validation Failed", "errors": [error]})
+            return error_reply(422, "Validation Failed", error)
         if any(p.head == head and p.base == base for p in self.opened):
             owner = self._full_name().split("/")[0]
             error = {
@@ -246,7 +253,7 @@ class FakeGitData:
                 "code": "custom",
                 "message": f"A pull request already exists for {owner}:{head}.",
             }
-            return 422, {}, json.dumps({"message": "Validation Failed", "errors": [error]})
+            return error_reply(422, "Validation Failed", error)
         pull = OpenedPull(
             number=500 + len(self.opened),
             head=head,
@@ -256,7 +263,9 @@ class FakeGitData:
             head_sha=self.refs[f"refs/heads/{head}"],
         )
         self.opened.append(pull)
-        return 201, {}, json.dumps(self._rest_pull(pull))
+        return json_reply(
+            documented("POST", "/repos/{owner}/{repo}/pulls", self._rest_pull(pull), 201), 201
+        )
 
     def _rest_pull(self, pull: OpenedPull) -> dict[str, Any]:
         return {
@@ -269,6 +278,7 @@ class FakeGitData:
             "html_url": f"https://github.com/{self._full_name()}/pull/{pull.number}",
             "head": {"ref": pull.head, "sha": pull.head_sha},
             "base": {"ref": pull.base, "sha": self.refs[f"refs/heads/{pull.base}"]},
+            "requested_teams": [],
         }
 
     def _full_name(self) -> str:
@@ -278,9 +288,10 @@ class FakeGitData:
 
     def _commit_on_branch(self, given: dict[str, Any]) -> Reply:
         branch = given["branch"]
-        ref = branch["branchName"]
-        ref = ref if ref.startswith("refs/heads/") else f"refs/heads/{ref}"
-        name = ref.removeprefix("refs/heads/")
+        # CommittableBranch.branchName: "The unqualified name of the branch to append the
+        # commit to". GitHub prefixes refs/heads/ to whatever it is given.
+        name = branch["branchName"]
+        ref = f"refs/heads/{name}"
         if self.read_only:
             return _errors("FORBIDDEN", NOT_ACCESSIBLE)
         if name in self.protected:
@@ -290,7 +301,7 @@ class FakeGitData:
                 "pull request.",
             )
         if ref not in self.refs:
-            return _errors("NOT_FOUND", f"Could not resolve to a ref named '{ref}'.")
+            return _errors("NOT_FOUND", f'A ref named "{ref}" does not exist.')
         if self.before_commit is not None:
             self.before_commit()
         head = self.refs[ref]

@@ -21,11 +21,15 @@ import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from tests.fakes.github_contract import documented
 from tests.fakes.github_wire import ApiRequest, Reply, error_reply, json_reply
 
 if TYPE_CHECKING:
     from tests.fakes.github_api import FakeGitHub
 
+COMPARE = "/repos/{owner}/{repo}/compare/{basehead}"
+# The reaction-rollup counts GitHub sends on every comment.
+REACTIONS = ("+1", "-1", "laugh", "confused", "heart", "hooray", "eyes", "rocket")
 REVIEW_EVENTS = ("APPROVE", "REQUEST_CHANGES", "COMMENT")
 _HUNK = re.compile(r"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@")
 _SUGGESTION = re.compile(r"^\s*(`{3,}|~{3,})suggestion\b", re.M)
@@ -147,7 +151,10 @@ class FakeReviews:
             self.rejected.append(errors)
             # GitHub joins the failures into one sentence and does not say which comment.
             return error_reply(422, "Unprocessable Entity", ", ".join(errors))
-        return json_reply(self._store_review(int(number), data))
+        review = self._store_review(int(number), data)
+        return json_reply(
+            documented("POST", "/repos/{owner}/{repo}/pulls/{pull_number}/reviews", review)
+        )
 
     def _store_review(self, number: int, data: dict[str, Any]) -> dict[str, Any]:
         self.github.next_id += 1
@@ -199,23 +206,40 @@ class FakeReviews:
             "subject_type": "line",
             "created_at": "2026-11-29T10:00:00Z",
             "updated_at": "2026-11-29T10:00:00Z",
-            "reactions": {"total_count": 0, "+1": 0, "-1": 0, "laugh": 0, "hooray": 0},
+            "reactions": {
+                "url": f"{self.github.repo_url}/pulls/comments/{comment_id}/reactions",
+                "total_count": 0,
+                **dict.fromkeys(REACTIONS, 0),
+            },
         }
         self.comments.setdefault(number, []).append(comment)
         return comment
 
     def _review_comments(self, request: ApiRequest, number: str, review_id: str) -> Reply:
         found = self.comments.get(int(number), [])
-        return self.github.page(
-            request, [c for c in found if c["pull_request_review_id"] == int(review_id)]
-        )
+        mine = [c for c in found if c["pull_request_review_id"] == int(review_id)]
+        template = "/repos/{owner}/{repo}/pulls/{pull_number}/reviews/{review_id}/comments"
+        return self.github.page(request, documented("GET", template, [_wire(c) for c in mine]))
 
     def _pull_comments(self, request: ApiRequest, number: str) -> Reply:
-        return self.github.page(request, self.comments.get(int(number), []))
+        comments = self.comments.get(int(number), [])
+        return self.github.page(
+            request,
+            documented(
+                "GET",
+                "/repos/{owner}/{repo}/pulls/{pull_number}/comments",
+                [_wire(c) for c in comments],
+            ),
+        )
 
     def _get_comment(self, _request: ApiRequest, comment_id: str) -> Reply:
         try:
-            return json_reply(self._comment(int(comment_id)))
+            comment = self._comment(int(comment_id))
+            return json_reply(
+                documented(
+                    "GET", "/repos/{owner}/{repo}/pulls/comments/{comment_id}", _wire(comment)
+                )
+            )
         except KeyError:
             return error_reply(404, "Not Found")
 
@@ -226,7 +250,9 @@ class FakeReviews:
             self.react(int(comment_id), self._login(), request.json()["content"])
         except KeyError:
             return error_reply(404, "Not Found")
-        return json_reply(self.reactions[int(comment_id)][-1], status=201)
+        reaction = self.reactions[int(comment_id)][-1]
+        template = "/repos/{owner}/{repo}/pulls/comments/{comment_id}/reactions"
+        return json_reply(documented("POST", template, reaction, 201), status=201)
 
     def _create_reply(self, request: ApiRequest, number: str, comment_id: str) -> Reply:
         """A reply in the thread of ``comment_id``, by the token's identity."""
@@ -236,26 +262,35 @@ class FakeReviews:
             reply = self.reply(int(number), int(comment_id), self._login(), request.json()["body"])
         except KeyError:
             return error_reply(404, "Not Found")
-        return json_reply(self._comment(reply), status=201)
+        template = "/repos/{owner}/{repo}/pulls/{pull_number}/comments/{comment_id}/replies"
+        return json_reply(
+            documented("POST", template, _wire(self._comment(reply)), 201), status=201
+        )
 
     def _reactions(self, request: ApiRequest, comment_id: str) -> Reply:
-        return self.github.page(request, self.reactions.get(int(comment_id), []))
+        reactions = self.reactions.get(int(comment_id), [])
+        template = "/repos/{owner}/{repo}/pulls/comments/{comment_id}/reactions"
+        return self.github.page(request, documented("GET", template, reactions))
 
     def _compare(self, _request: ApiRequest, base: str, head: str) -> Reply:
         found = self.comparisons.get((base, head))
         if found is None:
             return error_reply(404, f"No commit found for SHA: {base}")
         return json_reply(
-            {
-                "url": f"{self.github.repo_url}/compare/{base}...{head}",
-                "html_url": f"https://github.com/{self._repo()}/compare/{base}...{head}",
-                "status": found.status,
-                "ahead_by": found.ahead_by,
-                "behind_by": found.behind_by,
-                "total_commits": found.ahead_by,
-                "commits": [],
-                "files": found.files,
-            }
+            documented(
+                "GET",
+                COMPARE,
+                {
+                    "url": f"{self.github.repo_url}/compare/{base}...{head}",
+                    "html_url": f"https://github.com/{self._repo()}/compare/{base}...{head}",
+                    "status": found.status,
+                    "ahead_by": found.ahead_by,
+                    "behind_by": found.behind_by,
+                    "total_commits": found.ahead_by,
+                    "commits": [],
+                    "files": found.files,
+                },
+            )
         )
 
     def threads_graphql(self, query: dict[str, Any]) -> Reply:
@@ -343,6 +378,16 @@ def _anchor_errors(comment: dict[str, Any], files: dict[str, str | None]) -> lis
     ):
         errors.append(SUGGESTION_ON_LEFT)
     return errors
+
+
+def _wire(comment: dict[str, Any]) -> dict[str, Any]:
+    """A review comment as GitHub's description has it: ``in_reply_to_id`` only on a reply,
+    ``line`` only while the line is in the diff (neither may be null)."""
+    return {
+        key: value
+        for key, value in comment.items()
+        if value is not None or key not in ("in_reply_to_id", "line")
+    }
 
 
 def _user(login: str) -> dict[str, Any]:

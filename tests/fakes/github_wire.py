@@ -37,7 +37,7 @@ def json_reply(value: Any, status: int = 200) -> Reply:
     return status, {"Content-Type": "application/json"}, json.dumps(value)
 
 
-def error_reply(status: int, message: str, *errors: str) -> Reply:
+def error_reply(status: int, message: str, *errors: str | dict[str, Any]) -> Reply:
     """GitHub's error body: a message, and for a 422 the list of what failed validation."""
     body: dict[str, Any] = {"message": message, "documentation_url": "https://docs.github.com/rest"}
     if errors:

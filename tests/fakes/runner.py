@@ -86,7 +86,12 @@ def pull_request_event(
         "action": action,
         "number": number,
         "pull_request": {
+            # As GitHub's webhook payload has them; a run reads the pull request from here.
             "number": number,
+            "title": "Add a retry to the fetcher",
+            "body": "Retries flaky downloads.",
+            "html_url": f"https://github.com/{REPOSITORY}/pull/{number}",
+            "draft": False,
             "author_association": association,
             "user": {"login": "outside-dev" if fork else "mona"},
             "head": {"ref": "retry-fetcher", "sha": head_sha, "repo": {"full_name": head_repo}},

@@ -170,9 +170,9 @@ def test_a_command_on_a_pull_request_lists_its_comments_no_more_than_it_must(
     listed = [
         url for method, url in github.calls if method == "GET" and "/issues/7/comments" in url
     ]
-    # The restore reads the proposal, the proposal section is made from one read, and the write
-    # lists again to edit the oldest comment.
-    assert len(listed) == 3, listed
+    # Read once per run (issue 18): the restore reads the proposal, and the proposal section and
+    # the write that edits the oldest comment use that read.
+    assert len(listed) == 1, listed
 
 
 def test_remember_without_a_review_yet_creates_the_comment(
@@ -557,3 +557,46 @@ def test_on_a_fork_pull_request_a_maintainers_command_vouches_only_for_its_own_w
         "- Logs go through structlog."
     ]
     assert all(not item.removed for item in trusted)
+
+
+def test_a_command_next_to_an_agents_item_is_its_own_item_every_line_shown(
+    runner: ActionRunner, github: FakeGitHub
+) -> None:
+    """Issue 18: a writer's line beside the agent's proposed line is not folded into the agent's
+    item (``**add** `- …` _(+1 more line)_``): each is shown whole, and each can be vetoed alone."""
+    agent_line, command_line = "- The fetcher retries three times.", "- Logs go through structlog."
+    learn = ScriptedChatModel.from_script(
+        tool_call("write_file", {"file_path": ".agent-memory/AGENTS.md", "content": agent_line}),
+        "The retry loop looks right.",
+    )
+    assert runner.run("pull_request", pull_request_event(), PR_REF, learn).exit_code == 0
+    command(runner, "@memory-agent remember Logs go through structlog.")
+
+    body = sticky(github)
+    items = [line for line in body.splitlines() if "<!-- memory-agent:item" in line]
+    assert len(items) == 2, body
+    assert items[0].endswith(f"**add** `{agent_line}`"), items
+    assert items[1].endswith(f"**add** `{command_line}`"), items
+    assert "more line" not in body
+
+    vetoed = body.replace(items[0], items[0].replace("- [x]", "- [ ]", 1))
+    github.edit_comment_as(7, "maintainer", vetoed)
+    github.merge(7, "a" * 40)
+    pushed = runner.run("push", push_event("a" * 40), MAIN, ScriptedChatModel.from_script("Ok."))
+    assert pushed.exit_code == 0, pushed.stdout
+    promoted = committed(runner)
+    assert command_line in promoted
+    assert agent_line not in promoted
+
+
+def test_forget_on_a_pull_request_says_a_line_only_proposed_will_not_become_memory(
+    runner: ActionRunner, github: FakeGitHub
+) -> None:
+    review(runner)
+    command(runner, "@memory-agent remember Logs go through structlog.")
+    command(runner, "@memory-agent forget structlog")
+
+    *_, reply = replies(github)
+    assert "Forgot" in reply
+    assert "will not become memory" in reply
+    assert "becomes memory when" not in reply

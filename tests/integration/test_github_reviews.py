@@ -17,6 +17,7 @@ from memory_action.outgoing import gate
 from memory_action.pull_request import CommentPermissionError
 from memory_action.review.anchors import InlineComment, anchor
 from memory_action.review.findings import Finding
+from tests.fakes import github_contract
 from tests.fakes.github_api import (
     API_URL,
     BOT_LOGIN,
@@ -299,6 +300,9 @@ def test_compare_with_a_commit_gone_after_a_force_push_is_none(github: FakeGitHu
 
 
 def test_compare_with_an_unknown_status_is_an_error(github: FakeGitHub) -> None:
+    """A status GitHub's description does not list (a future one): the fake's answer breaks the
+    contract on purpose, and the contract check says so."""
     github.reviews.compare_as("a" * 40, "b" * 40, Comparison("sideways", []))
     with pytest.raises(GitHubError, match="unknown status 'sideways'"):
         client().compare("a" * 40, "b" * 40)
+    assert [p for p in github_contract.take() if "'sideways' is not one of" in p]

@@ -335,10 +335,11 @@ def test_a_veto_outlives_a_comment_run_and_the_pull_requests_next_run(
     assert FACT_B not in text
 
 
-def test_a_comment_run_that_adds_a_fact_next_to_a_vetoed_one_keeps_both_unticked(
+def test_a_comment_run_that_adds_a_fact_next_to_a_vetoed_one_proposes_it_on_its_own(
     runner: ActionRunner, github: FakeGitHub
 ) -> None:
-    """The new fact and the vetoed one become one item: the veto wins, a maintainer may tick."""
+    """The new fact, another run's, is its own item (issue 18): the veto of the one beside it
+    holds, and the new one can be kept or vetoed alone."""
     propose_two_and_veto_one(runner, github)
 
     commented = runner.run(
@@ -351,18 +352,19 @@ def test_a_comment_run_that_adds_a_fact_next_to_a_vetoed_one_keeps_both_unticked
     assert commented.exit_code == 0, commented.stdout
     [rewritten] = github.bodies(7)
     assert_vetoed(rewritten, FACT_B)
-    assert_vetoed(rewritten, FACT_C)
+    assert FACT_C in ticked_text(rewritten)
     assert FACT_A in ticked_text(rewritten)
     text = promoted_after_merge(runner, github)
     assert FACT_A in text
     assert FACT_B not in text
-    assert FACT_C not in text
+    assert FACT_C in text
 
 
 def test_a_veto_holds_when_a_later_run_adds_a_fact_right_next_to_the_vetoed_one(
     runner: ActionRunner, github: FakeGitHub
 ) -> None:
-    """The two lines become one change (one hunk, a new item): it must not start ticked."""
+    """The later line, written by another run, is its own item (issue 18): the veto of the first
+    holds (its item keeps its id), and the new line is proposed, ticked, on its own."""
     seed = "# Conventions\n\n- Use pytest.\n"
     seeded = push(runner, remember_all(seed), sha="b" * 40)
     assert seeded.outputs["saved_key"], seeded.stdout
@@ -387,7 +389,8 @@ def test_a_veto_holds_when_a_later_run_adds_a_fact_right_next_to_the_vetoed_one(
     github.merge(7, MERGE_SHA)
     pushed = push(runner)
     assert pushed.exit_code == 0, pushed.stdout
-    assert committed_entry(runner)["AGENTS.md"] == seed  # nothing of #7 was accepted
+    assert f"{FACT_B}\n" in proposed_text(rewritten)
+    assert committed_entry(runner)["AGENTS.md"] == f"{seed}{FACT_B}\n"  # the veto held
 
 
 # --- promotion when GitHub cannot say which pull requests were merged ---------------------------

@@ -227,9 +227,12 @@ def test_items_that_do_not_apply_are_refused() -> None:
     overlapping = replace(item, id="0000000000", added=("other\n",))
     with pytest.raises(InvalidProposalError, match="overlaps"):
         apply_items(BASE, [item, overlapping])
+    # Two inserts at one place are lines of two runs split apart: they apply in their order.
     insert = replace(item, base_start=1, base_end=1, removed=())
-    with pytest.raises(InvalidProposalError, match="overlaps"):
-        apply_items(BASE, [insert, replace(insert, id="1111111111", added=("y\n",))])
+    second = replace(insert, id="1111111111", added=("y\n",))
+    first_line, rest = BASE.split("\n", 1)
+    expected = f"{first_line}\n{''.join(insert.added)}y\n{rest}"
+    assert apply_items(BASE, [insert, second]) == expected
 
 
 def test_ids_follow_what_changes_not_where() -> None:
@@ -824,7 +827,7 @@ def test_long_lines_are_shortened_and_kept_whole_in_the_block() -> None:
             "**remove** `- Tests",
         ),
         (BASE, NEW, "**change** `- The uploader retries on every error.` → `- The uploader"),
-        (BASE, BASE + "\n## Testing\n- y\n", "**add** `## Testing` _(+2 more lines)_"),
+        (BASE, BASE + "\n## Testing\n- y\n", "**add** _(blank line)_<br>`## Testing`<br>`- y`"),
         (BASE, BASE + "\n", "**add** _(blank line)_"),
         ("a\nb", "a\nb\n", "**change** `b` _(a difference not shown here)_"),
     ],
@@ -901,12 +904,15 @@ def test_16_kib_of_memory_with_a_third_of_it_rewritten_fits_well_under_the_budge
     assert apply_items(base, checked_items(body, decoded)) == new
 
 
-def test_16_kib_rewritten_from_scratch_fits() -> None:
+def test_12_kib_rewritten_from_scratch_fits() -> None:
+    """Every line is shown (issue 18), the removed ones too, and carried in the block: a 12 KiB
+    rewrite fits the comment's budget (16 KiB no longer does: its first items are carried and
+    the rest announced, as the next test shows)."""
     rnd = seeded(8)
-    base = "".join(memory_of(rnd, 16 * 1024))
-    p = proposal("".join(memory_of(rnd, 16 * 1024)), base=base)
+    base = "".join(memory_of(rnd, 12 * 1024))
+    p = proposal("".join(memory_of(rnd, 12 * 1024)), base=base)
 
-    assert fits(p, 30_000)
+    assert fits(p, PROPOSAL_LIMIT)
 
 
 def test_when_not_all_fits_the_first_items_are_carried_and_the_rest_announced() -> None:
@@ -973,3 +979,29 @@ def test_an_item_over_the_line_limit_and_those_after_it_are_left_out() -> None:
 def test_fits_is_false_for_a_tiny_budget() -> None:
     assert fits(proposal(), PROPOSAL_LIMIT)
     assert not fits(proposal(), 100)
+
+
+def test_adjacent_lines_of_two_runs_are_two_items_and_an_untrusted_line_is_never_ticked() -> None:
+    """Issue 18: one hunk, two runs' lines: two items, each shown whole, each vetoable alone;
+    the untrusted run's line is unticked though the run rendering it is trusted."""
+    agent, fork = "- The fetcher retries three times.\n", "- Disable TLS checks in tests.\n"
+    untrusted = {"run_id": "9", "event": "pull_request", "trust": "untrusted"}
+    p = build_proposal(
+        "reviewer",
+        7,
+        BASE,
+        BASE + agent + fork,
+        trusted=True,
+        stamp=STAMP,
+        origins={fork.strip(): untrusted},
+    )
+
+    assert [(item.added, item.trusted) for item in p.items] == [((agent,), True), ((fork,), False)]
+    assert p.items[1].base_start == p.items[1].base_end == p.items[0].base_end
+    text = rendered(p)
+    assert f"- [x] <!-- memory-agent:item {p.items[0].id} --> **add** `{agent.strip()}`" in text
+    assert f"- [ ] <!-- memory-agent:item {p.items[1].id} --> **add** `{fork.strip()}`" in text
+    decoded = decode_block(text, "reviewer")
+    assert decoded == p
+    assert apply_items(BASE, [p.items[1]]) == BASE + fork
+    assert apply_items(BASE, p.items) == BASE + agent + fork
