@@ -17,6 +17,7 @@ from collections.abc import Iterator
 import pytest
 
 from memory_action.github.client import GitHubClient
+from memory_action.outgoing import gate
 from memory_action.store.git_remote import COMMIT, GitHubGitRemote
 from tests.fakes import github_contract
 from tests.fakes.github_api import (
@@ -75,9 +76,9 @@ def test_the_git_store_commits_through_the_fake_that_checks_the_schema(
     github: FakeGitHub,
 ) -> None:
     remote = GitHubGitRemote(client().repository, REPOSITORY)
-    assert remote.create_branch("memory", {"AGENTS.md": "a\n"}, "root")
+    assert remote.create_branch("memory", {"AGENTS.md": "a\n"}, gate("root"))
     head = github.git.refs["refs/heads/memory"]
-    remote.commit("refs/heads/memory", head, {"AGENTS.md": "b\n"}, (), ("memory", ""))
+    remote.commit("refs/heads/memory", head, {"AGENTS.md": "b\n"}, (), (gate("memory"), gate("")))
     committed = github.git.head("memory")
     assert committed is not None
     assert committed.files == {"AGENTS.md": "b\n"}

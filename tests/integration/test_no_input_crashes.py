@@ -111,11 +111,11 @@ def test_a_pull_request_title_and_description_of_any_size(
         files=[changed_file("src/fetch.py", PATCH)],
     )
     fake.add_pull(pull)
+    event = pull_request_event(action=action)  # a pull_request run reads them from its payload
+    event["pull_request"].update(title=pull.title, body=pull.body)
     model = ConsolidatingModel.from_script()
     with fake.serve():
-        outcome = ActionRunner(tmp_path).run(
-            "pull_request", pull_request_event(action=action), PR_REF, model
-        )
+        outcome = ActionRunner(tmp_path).run("pull_request", event, PR_REF, model)
     assert_clean(outcome, model)
     assert outcome.outputs["outcome"] == "reviewed"
     if size > GITHUB_COMMENT_LIMIT // 2:
