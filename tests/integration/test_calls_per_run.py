@@ -27,11 +27,13 @@ def test_a_pull_request_run_of_100_files_keeps_the_target_of_8_rest_calls(
     runs: dict[str, RunCalls],
 ) -> None:
     """13 REST calls before the per-run caches (files listed twice, the pull request read twice,
-    its comments three times); the pull request itself now comes from the event's payload."""
+    its comments three times); the pull request itself now comes from the event's payload, and
+    the files at the base commit (the memory source, .gitattributes) from one GraphQL request."""
     run = runs["pull request"]
     assert run.target == 8
-    assert (run.rest, run.graphql) == (8, 1), run.rest_calls
+    assert (run.rest, run.graphql) == (6, 2), run.rest_calls
     assert "GET /pulls/7" not in run.rest_calls
+    assert not [call for call in run.rest_calls if "/contents/" in call]
 
 
 def test_each_cache_entry_is_downloaded_once_and_a_gzip_miss_is_not_asked_again(
