@@ -128,6 +128,7 @@ def _foreign_runs(plan: Plan, proposal: Proposal) -> str:
     # says so (GITHUB_RUN_ID, GITHUB_WORKFLOW_REF), so GitHub is not asked.
     if _RUN_ID.fullmatch(context.run_id):
         run_ids.discard(int(context.run_id))
+    github.look_up_workflow_runs(sorted(run_ids), workflow)
     for run_id in sorted(run_ids):
         try:
             run = github.workflow_run(run_id)

@@ -249,6 +249,19 @@ class GitHubClient:
             self._runs[run_id] = promotion.workflow_run(self, run_id)
         return self._runs[run_id]
 
+    def look_up_workflow_runs(self, run_ids: Sequence[int], workflow_path: str) -> None:
+        """Ask about several runs at once: when two or more of ``run_ids`` are not known yet,
+        one page of ``workflow_path``'s newest runs answers ``workflow_run`` for those it holds
+        (a call each otherwise); a run it does not hold, or a failed listing, is asked alone."""
+        unknown = {run_id for run_id in run_ids if run_id not in self._runs}
+        if len(unknown) < 2:  # one run: its own call costs no more
+            return
+        try:
+            listed = promotion.recent_workflow_runs(self, workflow_path)
+        except GitHubError:
+            return
+        self._runs.update({run.id: run for run in listed if run.id in unknown})
+
     def head_repository(self, pr_number: int) -> str | None:
         """``TrustLookup``: the pull request's head repository ("" for a deleted fork); None
         when GitHub does not say."""

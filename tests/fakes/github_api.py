@@ -113,6 +113,10 @@ class FakeGitHub:
     # Workflow runs: id → (repository, workflow path), or None for a 404. Any other id is a run
     # of WORKFLOW_PATH in REPOSITORY, as every run of ``ActionRunner`` is.
     runs: dict[int, tuple[str, str] | None] = field(default_factory=dict)
+    # The runs that happened, oldest first, as the workflow's run listing answers (the harness
+    # that ran them names them); each is what ``runs`` says of it.
+    workflow_runs: list[int] = field(default_factory=list)
+    runs_listing_fails: bool = False  # listing a workflow's runs answers 403
     base_files_fail: bool = False  # the GraphQL read of base-commit files answers an error
     # path → the tree entry GraphQL answers for it at a base commit (a symlink, a directory, a
     # truncated text), in place of the regular file ``base_contents`` gives
@@ -195,6 +199,7 @@ class FakeGitHub:
             ("GET", r"/commits/([0-9a-f]+)/pulls", self._commit_pulls),
             ("GET", r"/collaborators/([^/]+)/permission", self._permission),
             ("GET", r"/actions/runs/(\d+)", self._workflow_run),
+            ("GET", r"/actions/workflows/([^/]+)/runs", self._list_workflow_runs),
             ("GET", r"/actions/caches", self._list_caches),
             ("DELETE", r"/actions/caches/(\d+)", self._delete_cache),
             *self.reviews.routes(),
@@ -367,6 +372,22 @@ class FakeGitHub:
         repository, path = found
         run = {"id": int(run_id), "path": path, "repository": {"full_name": repository}}
         return json_reply(documented("GET", "/repos/{owner}/{repo}/actions/runs/{run_id}", run))
+
+    def _list_workflow_runs(self, request: ApiRequest, workflow: str) -> Reply:
+        """The newest runs of the workflow file ``workflow`` in this repository, one page."""
+        if self.runs_listing_fails:
+            return error_reply(403, "Resource not accessible by integration")
+        per_page = int(request.query.get("per_page", ["30"])[0])
+        listed = []
+        for run_id in reversed(self.workflow_runs):
+            found = self.runs.get(run_id, (REPOSITORY, WORKFLOW_PATH))
+            if found is None or found[0] != REPOSITORY or found[1].rsplit("/", 1)[-1] != workflow:
+                continue
+            listed.append({"id": run_id, "path": found[1], "repository": {"full_name": REPOSITORY}})
+        page = listed[:per_page]
+        answer = {"total_count": len(listed), "workflow_runs": page}
+        template = "/repos/{owner}/{repo}/actions/workflows/{workflow_id}/runs"
+        return json_reply(documented("GET", template, answer))
 
     def _graphql(self, request: ApiRequest) -> Reply:
         query = json.loads(request.body or "{}")

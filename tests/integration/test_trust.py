@@ -127,9 +127,12 @@ def review_with_sources(
     return model.system_prompts[0], body, reviewed.summary
 
 
+@pytest.mark.parametrize("graphql", ["answers", "fails"])
 def test_a_pull_request_cannot_rewrite_its_own_standing_instructions(
-    runner: ActionRunner, github: FakeGitHub
+    runner: ActionRunner, github: FakeGitHub, graphql: str
 ) -> None:
+    # The base commit's files come in one GraphQL request; when it fails, over REST.
+    github.base_files_fail = graphql == "fails"
     prompt, body, summary = review_with_sources(runner, github, changes_agents_md=True)
 
     assert STANDING.strip() in prompt
@@ -418,3 +421,37 @@ def test_naming_this_run_does_not_vouch_for_another_workflows_run(
 
     assert FORGED not in prompt
     assert "is a run of .github/workflows/echo.yml" in log
+
+
+def run_reads(github: FakeGitHub) -> list[str]:
+    return [url.split("/octo-repo", 1)[-1] for _, url in github.calls if "/actions/" in url]
+
+
+def test_two_runs_of_this_workflow_are_checked_with_one_listing(
+    runner: ActionRunner, github: FakeGitHub
+) -> None:
+    github.workflow_runs += [4000, 4001]
+    github.add_comment(7, forged_body("4000", also_by="4001"), "github-actions[bot]")
+
+    prompt, _ = promoted_after_merge(runner, github)
+
+    assert FORGED in prompt
+    assert ALSO in prompt
+    [listing] = [read for read in run_reads(github) if "/runs" in read]
+    assert listing.startswith("/actions/workflows/review.yml/runs?")
+
+
+@pytest.mark.parametrize("listing", ["answers", "fails"])
+def test_a_run_of_another_workflow_beside_one_of_this_workflow_is_still_refused(
+    runner: ActionRunner, github: FakeGitHub, listing: str
+) -> None:
+    github.workflow_runs += [4000, 4001]
+    github.runs[4001] = (REPOSITORY, ".github/workflows/echo.yml")
+    github.runs_listing_fails = listing == "fails"
+    github.add_comment(7, forged_body("4000", also_by="4001"), "github-actions[bot]")
+
+    prompt, log = promoted_after_merge(runner, github)
+
+    assert FORGED not in prompt
+    assert "run 4001 it names is a run of .github/workflows/echo.yml" in log
+    assert "/actions/runs/4001" in run_reads(github)  # not listed there: asked alone
