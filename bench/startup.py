@@ -156,8 +156,14 @@ class FakeGitHubServer(LocalServer):
 
 
 def _graphql(body: bytes) -> dict[str, Any]:
-    """Who the token is (the workflow token's bot), and no review threads yet."""
-    query = str(json.loads(body or b"{}").get("query", ""))
+    """Who the token is (the workflow token's bot), no file at the base commit (as the contents
+    API answers), and no review threads yet."""
+    request = json.loads(body or b"{}")
+    query = str(request.get("query", ""))
+    if "BaseFiles" in query:
+        paths = [name for name in request.get("variables", {}) if re.fullmatch(r"p\d+", name)]
+        files = {f"f{name[1:]}": None for name in paths}
+        return {"data": {"repository": {"object": {"__typename": "Commit", **files}}}}
     if "viewer" in query:
         return {"data": {"viewer": {"__typename": "Bot", "login": "github-actions"}}}
     threads = {"nodes": [], "pageInfo": {"hasNextPage": False, "endCursor": None}}
