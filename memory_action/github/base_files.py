@@ -21,6 +21,7 @@ if TYPE_CHECKING:
 
 MAX_FILES_PER_REQUEST = 50  # well inside GitHub's GraphQL node limits
 _FILE_TYPE_BITS, _REGULAR_FILE = 0o170000, 0o100000  # git's mode: 100644 and 100755
+_MISSING = object()  # an alias the answer lacks
 
 
 class _Blob(BaseModel):
@@ -87,9 +88,6 @@ def read_files(
         if known:
             found[path] = data
     return found
-
-
-_MISSING = object()
 
 
 def _commit_of(answer: object) -> dict[str, object] | None:
