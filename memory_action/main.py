@@ -61,10 +61,13 @@ def _run_action(
     sleep: Callable[[float], None],
     timer: Callable[[], float],
 ) -> int:
-    settings = parse_settings(env, ask_server=ask_server)
+    settings = parse_settings(env)  # bad input is refused before anything else is done
     mask_secrets(settings, workflow)
     event = read_event(env.get("GITHUB_EVENT_PATH"))
     context = load_context(env, event)
+    # Only a run that will use the model asks its server for the window (an unhandled event
+    # sends no request).
+    settings = parse_settings(env, ask_server=ask_server)
     check_credentials(settings, env)  # after load_context: an unhandled event needs none
     from memory_action import pipeline  # noqa: PLC0415 - keep unhandled events fast
     from memory_action.github.client import GitHubClient, pull_request_from_event  # noqa: PLC0415

@@ -38,7 +38,8 @@ from memory_action.plan import (  # re-exported: callers build Services from her
 )
 from memory_action.promotion import merge_comment_learning, overlay_from_comment, promote
 from memory_action.publish import figures_of, post_comment, write_summary
-from memory_action.pull_request import PullRequestReader
+from memory_action.pull_request import PrefetchingReader, PullRequestReader
+from memory_action.review.gitattributes import GITATTRIBUTES
 from memory_action.scope import compute_scope
 from memory_action.settings import Mode, Settings
 from memory_action.store.base import RestoreResult
@@ -101,7 +102,10 @@ def _sources_at_base(
     wanted = settings.enable_memory and files.read_only and services.sources_from_base
     if pr is None or github is None or not wanted:
         return BaseSources(files, ())
-    return at_base(files, github.pull_request(pr.number), scratch / "base-sources")
+    reader = github.pull_request(pr.number)
+    if isinstance(reader, PrefetchingReader):  # the sources and .gitattributes in one request
+        reader.prefetch_base_files([*(p.as_posix() for p in files.read_only), GITATTRIBUTES])
+    return at_base(files, reader, scratch / "base-sources")
 
 
 def _run(the_plan: Plan) -> RunResult:

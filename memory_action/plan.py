@@ -7,7 +7,7 @@ before restoring anything, ``Outcome`` what happened, ``RunResult`` the action's
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Protocol
@@ -53,6 +53,8 @@ class GitHubAccess(PullRequestCommenter, Protocol):
     def trusted_comment(self, pr_number: int, marker: str) -> TrustedComment: ...
 
     def workflow_run(self, run_id: int) -> WorkflowRun: ...
+
+    def look_up_workflow_runs(self, run_ids: Sequence[int], workflow_path: str) -> None: ...
 
     # Comment commands (``commands.run``): who may change memory, and the answer.
     def has_write_access(self, login: str) -> bool: ...

@@ -124,6 +124,11 @@ def _foreign_runs(plan: Plan, proposal: Proposal) -> str:
         if not isinstance(run_id, str) or not _RUN_ID.fullmatch(run_id):
             return f"item {item.id} names no workflow run"
         run_ids.add(int(run_id))
+    # This very run (any attempt of it) is one of this workflow in this repository: the runner
+    # says so (GITHUB_RUN_ID, GITHUB_WORKFLOW_REF), so GitHub is not asked.
+    if _RUN_ID.fullmatch(context.run_id):
+        run_ids.discard(int(context.run_id))
+    github.look_up_workflow_runs(sorted(run_ids), workflow)
     for run_id in sorted(run_ids):
         try:
             run = github.workflow_run(run_id)

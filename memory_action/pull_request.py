@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Literal, Protocol
+from typing import TYPE_CHECKING, Literal, Protocol, runtime_checkable
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from memory_action.outgoing import SafeText
 
 # The reactions the agent adds to a comment with commands: all done, or seen but not all done.
@@ -62,6 +64,13 @@ class PullRequestReader(Protocol):
     def base_file_content(self, path: str) -> str | None:
         """The file's text at the base commit (trusted: the pull request cannot change it)."""
         ...
+
+
+@runtime_checkable
+class PrefetchingReader(Protocol):
+    """A reader that can read several files at the base commit in one request (GitHub's)."""
+
+    def prefetch_base_files(self, paths: Sequence[str]) -> None: ...
 
 
 @dataclass(frozen=True)

@@ -40,7 +40,7 @@ from urllib3.util import Retry
 
 from memory_action import __version__
 from memory_action.errors import GitHubError
-from memory_action.github import promotion, reviews
+from memory_action.github import base_files, promotion, reviews
 from memory_action.github.promotion import (
     ACTIONS_BOT,
     MergedPullRequest,
@@ -101,6 +101,11 @@ class GitHubClient:
         # keeps what it read, and each issue's comments until our next write.
         self._readers: dict[int, GitHubPullRequest] = {}
         self._issue_comments: dict[int, list[IssueComment]] = {}
+
+    @property
+    def repo_name(self) -> str:
+        """owner/name"""
+        return self._repo_name
 
     @cached_property
     def repository(self) -> Repository:
@@ -243,6 +248,19 @@ class GitHubClient:
         if run_id not in self._runs:
             self._runs[run_id] = promotion.workflow_run(self, run_id)
         return self._runs[run_id]
+
+    def look_up_workflow_runs(self, run_ids: Sequence[int], workflow_path: str) -> None:
+        """Ask about several runs at once: when two or more of ``run_ids`` are not known yet,
+        one page of ``workflow_path``'s newest runs answers ``workflow_run`` for those it holds
+        (a call each otherwise); a run it does not hold, or a failed listing, is asked alone."""
+        unknown = {run_id for run_id in run_ids if run_id not in self._runs}
+        if len(unknown) < 2:  # one run: its own call costs no more
+            return
+        try:
+            listed = promotion.recent_workflow_runs(self, workflow_path)
+        except GitHubError:
+            return
+        self._runs.update({run.id: run for run in listed if run.id in unknown})
 
     def head_repository(self, pr_number: int) -> str | None:
         """``TrustLookup``: the pull request's head repository ("" for a deleted fork); None
@@ -393,6 +411,15 @@ class GitHubPullRequest:
         with self._client.api(f"reading {path} at {base[:12]}"):
             data = self._file_bytes(path, base)
         return decode_text(data) if data is not None else None
+
+    def prefetch_base_files(self, paths: Sequence[str]) -> None:
+        """Read these files at the base commit in one GraphQL request, before they are asked
+        for one by one (a REST call each); what GraphQL cannot tell is read over REST then."""
+        base = self.info().base_sha or self.info().base_ref
+        wanted = [path for path in dict.fromkeys(paths) if (path, base) not in self._contents]
+        client = self._client
+        found = base_files.read_files(client, client.repo_name, base, wanted, client.max_file_bytes)
+        self._contents.update({(path, base): data for path, data in found.items()})
 
     def _file_bytes(self, path: str, ref: str) -> bytes | None:
         """The file at a commit, read once (a commit does not change)."""

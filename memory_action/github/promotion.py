@@ -282,11 +282,33 @@ def workflow_run(client: GitHubClient, run_id: int) -> WorkflowRun:
         _, data = repository.requester.requestJsonAndCheck(
             "GET", f"{repository.url}/actions/runs/{run_id}"
         )
-    not_a_run = GitHubError(f"reading workflow run {run_id}: GitHub's answer is not a run")
+    run = _run_of(data)
+    if run is None or run.id != run_id:
+        raise GitHubError(f"reading workflow run {run_id}: GitHub's answer is not a run")
+    return run
+
+
+def recent_workflow_runs(client: GitHubClient, workflow_path: str) -> list[WorkflowRun]:
+    """The newest runs (one page) of the workflow file ``workflow_path`` in the client's
+    repository, each as ``workflow_run`` has it; ``GitHubError`` when GitHub does not say."""
+    repository = client.repository
+    workflow = workflow_path.rsplit("/", 1)[-1]  # the API names a workflow by its file name
+    url = f"{repository.url}/actions/workflows/{urllib.parse.quote(workflow, safe='')}/runs"
+    parameters = {"per_page": 100, "exclude_pull_requests": "true"}  # one page, the most
+    with client.api(f"listing the runs of {workflow}"):
+        _, data = repository.requester.requestJsonAndCheck("GET", url, parameters=parameters)
+    listed = data.get("workflow_runs") if isinstance(data, dict) else None
+    if not isinstance(listed, list):
+        raise GitHubError(f"listing the runs of {workflow}: GitHub's answer is not a list of runs")
+    return [run for run in map(_run_of, listed) if run is not None]
+
+
+def _run_of(data: object) -> WorkflowRun | None:
+    """A run as GitHub's JSON has it (its id, repository and workflow file); None if not."""
     if not isinstance(data, dict):
-        raise not_a_run
-    repo, path = data.get("repository"), data.get("path")
+        return None
+    run_id, repo, path = data.get("id"), data.get("repository"), data.get("path")
     name = repo.get("full_name") if isinstance(repo, dict) else None
-    if data.get("id") != run_id or not isinstance(name, str) or not isinstance(path, str):
-        raise not_a_run
+    if not isinstance(run_id, int) or not isinstance(name, str) or not isinstance(path, str):
+        return None
     return WorkflowRun(id=run_id, repository=name, path=path.partition("@")[0])

@@ -65,6 +65,7 @@ from memory_action.review.consolidation import (
 )
 from memory_action.review.findings import Finding
 from memory_action.review.findings_suggestions import vetted
+from memory_action.review.gitattributes import GITATTRIBUTES
 from memory_action.review.ledger import merge_findings
 from memory_action.review.limits import DailyQuotaError, ProviderLimits, RequestTooLargeError
 from memory_action.review.messages import (
@@ -92,7 +93,6 @@ TOOL_ROOM = 0.03  # of the input limit, kept free in a batch for tool results an
 MIN_TOOL_ROOM = 240
 RECALIBRATED = 0.03  # a change of the token estimate worth packing what is left again
 EXTRA_CALLS = 2  # tool rounds a batch (or the last request) may take when calls are left
-GITATTRIBUTES = ".gitattributes"
 UNCHANGED = "unchanged since the last review"
 MIN_DIFF_SHARE = 0.125  # of the input limit: less room for the diff makes memory consolidate first
 PART_SHARE = 0.4  # of a consolidation request's room for its part: the edit quotes it again

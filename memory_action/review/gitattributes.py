@@ -11,6 +11,7 @@ from __future__ import annotations
 import functools
 import re
 
+GITATTRIBUTES = ".gitattributes"  # read at the base commit: a pull request cannot change it
 _GENERATED = "linguist-generated"
 _VENDORED = "linguist-vendored"
 _REASONS = (

@@ -29,7 +29,8 @@ LESSON = "# Conventions\n\n- Network calls retry with tenacity.\n"
 PR_LESSON = LESSON + "- The fetcher's retry budget is 3 attempts.\n"
 MERGE_SHA = "c" * 40
 REST_TARGET = 8  # issue 18: at most 8 REST calls for a pull request run of up to 100 files
-TARGETS = {"pull request": REST_TARGET, "synchronize": REST_TARGET}
+KINDS = ("push", "pull request", "synchronize", "comment: remember", "comment: forget", "promotion")
+TARGETS = dict.fromkeys(KINDS, REST_TARGET)  # and no other kind of run makes more
 
 
 @dataclass(frozen=True)
@@ -90,6 +91,7 @@ def _runs(
         before = len(service.requests)
         runner.extra_env["ACTIONS_RUNTIME_TOKEN"] = token
         outcome: RunOutcome = runner.run(*trigger, ScriptedChatModel.from_script(*script))
+        github.workflow_runs.append(runner.run_id)  # GitHub now lists it
         rest = [(m, u) for m, u in github.calls if not u.split("?")[0].endswith("/graphql")]
         routes = [request.route for request in service.requests[before:]]
         return RunCalls(

@@ -113,6 +113,14 @@ class FakeGitHub:
     # Workflow runs: id → (repository, workflow path), or None for a 404. Any other id is a run
     # of WORKFLOW_PATH in REPOSITORY, as every run of ``ActionRunner`` is.
     runs: dict[int, tuple[str, str] | None] = field(default_factory=dict)
+    # The runs that happened, oldest first, as the workflow's run listing answers (the harness
+    # that ran them names them); each is what ``runs`` says of it.
+    workflow_runs: list[int] = field(default_factory=list)
+    runs_listing_fails: bool = False  # listing a workflow's runs answers 403
+    base_files_fail: bool = False  # the GraphQL read of base-commit files answers an error
+    # path → the tree entry GraphQL answers for it at a base commit (a symlink, a directory, a
+    # truncated text), in place of the regular file ``base_contents`` gives
+    base_entries: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     reviews: FakeReviews = field(init=False)
     git: FakeGitData = field(init=False)  # the git data API and createCommitOnBranch
@@ -191,6 +199,7 @@ class FakeGitHub:
             ("GET", r"/commits/([0-9a-f]+)/pulls", self._commit_pulls),
             ("GET", r"/collaborators/([^/]+)/permission", self._permission),
             ("GET", r"/actions/runs/(\d+)", self._workflow_run),
+            ("GET", r"/actions/workflows/([^/]+)/runs", self._list_workflow_runs),
             ("GET", r"/actions/caches", self._list_caches),
             ("DELETE", r"/actions/caches/(\d+)", self._delete_cache),
             *self.reviews.routes(),
@@ -364,25 +373,62 @@ class FakeGitHub:
         run = {"id": int(run_id), "path": path, "repository": {"full_name": repository}}
         return json_reply(documented("GET", "/repos/{owner}/{repo}/actions/runs/{run_id}", run))
 
+    def _list_workflow_runs(self, request: ApiRequest, workflow: str) -> Reply:
+        """The newest runs of the workflow file ``workflow`` in this repository, one page."""
+        if self.runs_listing_fails:
+            return error_reply(403, "Resource not accessible by integration")
+        per_page = int(request.query.get("per_page", ["30"])[0])
+        listed = []
+        for run_id in reversed(self.workflow_runs):
+            found = self.runs.get(run_id, (REPOSITORY, WORKFLOW_PATH))
+            if found is None or found[0] != REPOSITORY or found[1].rsplit("/", 1)[-1] != workflow:
+                continue
+            listed.append({"id": run_id, "path": found[1], "repository": {"full_name": REPOSITORY}})
+        page = listed[:per_page]
+        answer = {"total_count": len(listed), "workflow_runs": page}
+        template = "/repos/{owner}/{repo}/actions/workflows/{workflow_id}/runs"
+        return json_reply(documented("GET", template, answer))
+
     def _graphql(self, request: ApiRequest) -> Reply:
         query = json.loads(request.body or "{}")
         if self.git.handles(query["query"]):
             return self.git.graphql(query)
+        if "BaseFiles" in query["query"]:
+            return self._base_files(query["variables"])
         if "reviewThreads" in query["query"]:
             return self.reviews.threads_graphql(query)
         if "viewer" in query["query"]:
-            if self.viewer is None:
-                return json_reply(
-                    {"errors": [{"message": "Resource not accessible by integration"}]}
-                )
-            # The schema types viewer as User!: no other __typename can come back.
-            return json_reply({"data": {"viewer": {"__typename": "User", "login": self.viewer}}})
+            return self._viewer()
         node_id = query["variables"]["id"]
         for comments in self.comments.values():
             for comment in comments:
                 if comment["node_id"] == node_id:
                     return json_reply({"data": {"node": self._edit_history(comment)}})
         return json_reply({"data": {"node": None}})
+
+    def _viewer(self) -> Reply:
+        if self.viewer is None:
+            return json_reply({"errors": [{"message": "Resource not accessible by integration"}]})
+        # The schema types viewer as User!: no other __typename can come back.
+        return json_reply({"data": {"viewer": {"__typename": "User", "login": self.viewer}}})
+
+    def _base_files(self, variables: dict[str, Any]) -> Reply:
+        """``base_files``' query: each path at a pull request's base commit (``base_contents``),
+        as a regular file's tree entry and blob; null for a path not there."""
+        if self.base_files_fail:
+            return json_reply({"errors": [{"message": "Something went wrong"}]})
+        pulls = [p for p in self.pulls.values() if variables["rev"] in (p.base_sha, p.base_ref)]
+        if not pulls:
+            return json_reply({"data": {"repository": {"object": None}}})
+        files: dict[str, Any] = {"__typename": "Commit"}
+        for name, path in variables.items():
+            if not re.fullmatch(r"p\d+", name):
+                continue
+            text = pulls[0].base_contents.get(path)
+            data = text.encode() if isinstance(text, str) else text
+            entry = None if data is None else _tree_entry(data)
+            files[f"f{name[1:]}"] = self.base_entries.get(path, entry)
+        return json_reply({"data": {"repository": {"object": files}}})
 
     def _edit_history(self, comment: dict[str, Any]) -> dict[str, Any]:
         editors = self.edits.get(comment["id"], [])
@@ -428,6 +474,19 @@ class CacheRest(Protocol):
     def rest_list(self, key_prefix: str, ref: str) -> list[dict[str, Any]]: ...
 
     def rest_delete(self, entry_id: int) -> bool: ...
+
+
+def _tree_entry(data: bytes) -> dict[str, Any]:
+    """A regular file's tree entry (mode 100644) with its blob, as GraphQL answers."""
+    binary = b"\x00" in data
+    blob = {
+        "__typename": "Blob",
+        "byteSize": len(data),
+        "isBinary": binary,
+        "isTruncated": False,
+        "text": None if binary else data.decode("utf-8", errors="replace"),
+    }
+    return {"mode": 0o100644, "type": "blob", "object": blob}
 
 
 def _actor(login: str) -> dict[str, str]:

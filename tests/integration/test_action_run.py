@@ -14,6 +14,7 @@ import pytest
 from memory_action.report import comment_marker
 from memory_action.store.local import LocalDirectoryStore
 from tests.fakes.github_api import FakeGitHub, serve_fetch_pull
+from tests.fakes.openai_stub import OpenAIStub
 from tests.fakes.runner import (
     TOKEN,
     ActionRunner,
@@ -290,3 +291,16 @@ def test_the_memory_folder_gets_the_workspace_owner(
 
     assert outcome.exit_code == 0, outcome.stdout
     assert calls == [(runner.workspace / ".agent-memory", runner.workspace)]
+
+
+def test_an_unhandled_event_asks_no_model_server_for_its_window(runner: ActionRunner) -> None:
+    """A model the table does not know would have its server asked for its window: not on a
+    run that uses no model."""
+    with OpenAIStub() as stub:
+        runner.inputs |= {"model": "openai:qwen2.5-coder-1.5b", "model_base_url": stub.url("/v1")}
+        outcome = runner.run("release", {"action": "published"}, "refs/tags/v1")
+
+        assert outcome.exit_code == 0, outcome.stdout
+        assert "does not handle the event 'release'" in outcome.stdout
+        assert stub.other_requests == []
+        assert stub.requests == []

@@ -9,13 +9,23 @@ from memory_action.github.client import pull_request_from_event
 from tests.fakes.call_counts import RunCalls, count_runs
 from tests.fakes.runner import pull_request_event
 
+# (REST, GraphQL) per kind of run: a call added back fails here, the bench prints the same.
+CALLS = {
+    "push": (1, 0),
+    "pull request": (6, 2),  # the files at the base commit: one GraphQL request, not two REST
+    "synchronize": (7, 2),  # the run the earlier proposal names: still asked (another run)
+    "comment: remember": (8, 1),
+    "comment: forget": (8, 1),  # its two runs (the review's, remember's): one listing
+    "promotion": (4, 2),
+}
+
 
 @pytest.fixture(scope="module")
 def runs() -> dict[str, RunCalls]:
     return {run.kind: run for run in count_runs(files=100)}
 
 
-@pytest.mark.parametrize("kind", ["pull request", "synchronize", "comment: remember", "promotion"])
+@pytest.mark.parametrize("kind", list(CALLS))
 def test_no_run_reads_a_resource_twice(runs: dict[str, RunCalls], kind: str) -> None:
     run = runs[kind]
     assert run.exit_code == 0
@@ -27,11 +37,24 @@ def test_a_pull_request_run_of_100_files_keeps_the_target_of_8_rest_calls(
     runs: dict[str, RunCalls],
 ) -> None:
     """13 REST calls before the per-run caches (files listed twice, the pull request read twice,
-    its comments three times); the pull request itself now comes from the event's payload."""
+    its comments three times); the pull request itself now comes from the event's payload, and
+    the files at the base commit (the memory source, .gitattributes) from one GraphQL request."""
     run = runs["pull request"]
     assert run.target == 8
-    assert (run.rest, run.graphql) == (8, 1), run.rest_calls
+    assert (run.rest, run.graphql) == (6, 2), run.rest_calls
     assert "GET /pulls/7" not in run.rest_calls
+    assert not [call for call in run.rest_calls if "/contents/" in call]
+
+
+@pytest.mark.parametrize("kind", CALLS)
+def test_each_kind_of_run_makes_its_calls_and_keeps_the_target(
+    runs: dict[str, RunCalls], kind: str
+) -> None:
+    run = runs[kind]
+    assert run.exit_code == 0
+    assert (run.rest, run.graphql) == CALLS[kind], run.rest_calls
+    assert run.target is not None
+    assert run.rest <= run.target
 
 
 def test_each_cache_entry_is_downloaded_once_and_a_gzip_miss_is_not_asked_again(

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import io
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
@@ -58,6 +59,9 @@ class CommentsOnly:
     def workflow_run(self, run_id: int) -> WorkflowRun:
         """Every run a block names is a run of this workflow (``promotion`` checks it)."""
         return WorkflowRun(run_id, "octo-org/octo-repo", WORKFLOW_PATH)
+
+    def look_up_workflow_runs(self, run_ids: Sequence[int], workflow_path: str) -> None:
+        """Nothing to ask ahead: ``workflow_run`` answers every run."""
 
     def __getattr__(self, name: str) -> Any:
         raise AssertionError(f"overlay_from_comment must not call GitHub's {name}")
