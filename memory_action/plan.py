@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Protocol
 
 from memory_action.context import RunContext, fork_writable_ref
 from memory_action.deadline import Deadline
-from memory_action.errors import InputError, MemoryFileError
+from memory_action.errors import InputError, MemoryFileError, Naming, input_words
 from memory_action.gha import Workflow
 from memory_action.layers import LayerStore, StartingMemory
 from memory_action.memory.provenance import Provenance, Stamp
@@ -83,6 +83,7 @@ class Services:
     lossless: bool = True  # False only to measure what newest-entry-wins loses
     sources_from_base: bool = True  # a PR run reads memory_sources at the base commit
     progress: ProgressHook | None = None  # hears of each model request (``progress_line``)
+    naming: Naming = input_words  # how the log names a setting: an input, or the CLI's flag
 
 
 @dataclass(frozen=True)
