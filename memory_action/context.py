@@ -308,6 +308,16 @@ def _review_comment_trust(
     return Trust.UNTRUSTED, False, f"the comment comes from someone {who} ({association})"
 
 
+def fork_writable_ref(context: RunContext) -> str:
+    """The cache scope a fork's own workflow runs can write that this run's cache token reads
+    first: the merge ref of a fork's pull request, when the run runs on it ("" otherwise).
+    Committed memory is never read from it (``layers.restore_committed``)."""
+    pr = context.pull_request
+    if pr is None or not pr.is_fork or not context.ref.startswith("refs/pull/"):
+        return ""
+    return context.ref
+
+
 class TrustLookup(Protocol):
     """What GitHub knows and the event payload does not (``GitHubClient`` answers)."""
 

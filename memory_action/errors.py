@@ -29,6 +29,7 @@ class Setting:
 
     name: str  # the action's input name
     lead: bool = False  # the subject that opens the message ("Input 'max_memory_kb' has …")
+    value: str | None = None  # the value it has, shown as the user gives it ("name: value")
 
 
 Words = tuple["str | Setting", ...]
@@ -36,7 +37,10 @@ Naming = Callable[[Setting], str]
 
 
 def input_words(setting: Setting) -> str:
-    """How the action names a setting: its input."""
+    """How the action names a setting: its input (with a value, as a workflow's ``with:``
+    gives it)."""
+    if setting.value is not None:
+        return f"{setting.name}: {setting.value}"
     return f"Input '{setting.name}'" if setting.lead else f"the {setting.name} input"
 
 

@@ -13,10 +13,9 @@ import sys
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, TextIO
+from typing import TextIO
 
-if TYPE_CHECKING:
-    from memory_action.outgoing import SafeText
+from memory_action.outgoing import Form, SafeText, gate
 
 
 def _escape_data(text: str) -> str:
@@ -58,7 +57,7 @@ class Workflow:
     def _command(self, name: str, message: str, title: str | None = None) -> None:
         message = self.redact(message)
         if self.in_actions:
-            props = f" title={_escape_property(title)}" if title else ""
+            props = f" title={_escape_property(self.redact(title))}" if title else ""
             print(f"::{name}{props}::{_escape_data(message)}", file=self.out, flush=True)
         else:
             label = {"error": "Error", "warning": "Warning", "notice": "Note"}.get(name, name)
@@ -91,7 +90,13 @@ class Workflow:
                 print(f"::add-mask::{_escape_data(part)}", file=self.out, flush=True)
 
     def redact(self, text: str) -> str:
-        """Replace masked values in text we print ourselves (also outside Actions)."""
+        """``text`` as the log may show it (also outside Actions): masked values as the runner
+        shows them (``***``), then every other secret the outgoing gate finds, since a log
+        line can carry what a model, a comment or memory wrote, and the runner masks only the
+        values it was told."""
+        return gate(self._mask(text), self._masked, form=Form.TEXT).text
+
+    def _mask(self, text: str) -> str:
         for value in sorted(self._masked, key=len, reverse=True):
             text = text.replace(value, "***")
         return text
@@ -112,13 +117,13 @@ class Workflow:
         if not path:
             return False
         with Path(path).open("a", encoding="utf-8") as handle:
-            handle.write(self.redact(markdown.text).rstrip("\n") + "\n")
+            handle.write(self._mask(markdown.text).rstrip("\n") + "\n")  # gated already
         return True
 
     @contextmanager
     def group(self, title: str) -> Iterator[None]:
         if self.in_actions:
-            print(f"::group::{_escape_data(title)}", file=self.out, flush=True)
+            print(f"::group::{_escape_data(self.redact(title))}", file=self.out, flush=True)
         try:
             yield
         finally:

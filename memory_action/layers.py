@@ -155,6 +155,9 @@ class LayerStore:
     lister: Callable[[str], EntryLister] | None = None  # by ref; None: no head merging
     lossless: bool = True  # False only to measure what newest-entry-wins loses
     masked: frozenset[str] = frozenset()  # values the run masked: redacted from what is read
+    # A scope the run's cache token reads before the committed one and a fork can write ("" if
+    # none): committed memory is read only when it provably came from elsewhere.
+    fork_writable_ref: str = ""
 
 
 def restore_layers(
@@ -190,6 +193,54 @@ NOT_LISTED_NOTE = (
 
 
 def restore_committed(layers: LayerStore, scope: MemoryScope) -> Committed:
+    """Committed memory, unless it may have come from a scope a fork can write: then none,
+    and the run says why (and, being unread, does not save over it)."""
+    committed = _restore_committed(layers, scope)
+    distrusted = _fork_planted(layers, scope)
+    if distrusted is None:
+        return committed
+    return Committed(Fetched(distrusted), "", frozenset(), Provenance({}))
+
+
+def _fork_planted(layers: LayerStore, scope: MemoryScope) -> RestoreResult | None:
+    """Why committed memory this run restored cannot be trusted, or None when it can.
+
+    The cache answers a restore from the first scope of the run's ref chain that holds a
+    match, so on a fork's merge ref an entry the fork's workflow saved under the committed
+    prefix would be taken for committed memory. The listing runs after the restore: entries
+    are immutable and a fork's token cannot delete one, so an empty listing proves the restore
+    read none."""
+    fork_ref, prefix = layers.fork_writable_ref, scope.committed_prefix
+    if not fork_ref or not prefix:
+        return None
+    if scope.committed_ref == fork_ref:
+        return RestoreResult.miss(
+            note=(
+                f"committed memory is not read: {scope.description} lives in the cache scope of "
+                "a fork's pull request, which the fork's own workflow runs can write"
+            )
+        )
+    listed = layers.lister(fork_ref).list_entries(prefix) if layers.lister is not None else None
+    if listed is None:
+        return RestoreResult.miss(
+            warning=(
+                "committed memory is not read on a fork's pull request unless this run may list "
+                "the cache entries of the pull request's scope, to prove none was planted under "
+                "the committed prefix: grant `actions: read`"
+            )
+        )
+    if listed:
+        return RestoreResult.miss(
+            warning=(
+                f"committed memory is not read: the cache scope of this fork's pull request "
+                f"holds {len(listed)} entries under the committed prefix {prefix}, which only "
+                "the fork's own workflow runs can have saved there"
+            )
+        )
+    return None
+
+
+def _restore_committed(layers: LayerStore, scope: MemoryScope) -> Committed:
     empty = Committed(Fetched(RestoreResult.miss()), "", frozenset(), Provenance({}))
     if not scope.committed_prefix:
         return empty

@@ -17,7 +17,7 @@ from memory_action import inline_review, maintenance
 from memory_action.base_sources import BaseSources, at_base
 from memory_action.context import RunContext
 from memory_action.deadline import Deadline
-from memory_action.errors import GitHubError
+from memory_action.errors import GitHubError, Setting, Words, render
 from memory_action.inline_review import CachedReader, Published
 from memory_action.layers import Committed, Fetched, StartingMemory, restore_layers
 from memory_action.maintenance import UNCHANGED, Upkeep
@@ -169,6 +169,18 @@ def _over_budget_note(the_plan: Plan, start: StartingMemory) -> StartingMemory:
     return dataclasses.replace(start, notes=(*start.notes, note))
 
 
+def _limits_words(settings: Settings) -> Words:
+    """The model's limits and each request's time, naming the settings that set them."""
+    minutes = Setting("timeout_minutes", value=str(settings.timeout_minutes))
+    return (
+        "Model limits: ",
+        *settings.profile.words(),
+        f"; each request may take up to {settings.request_timeout_s:,.0f} s (",
+        minutes,
+        ").",
+    )
+
+
 def _as_files(text: str) -> dict[str, str]:
     """For the diff: an empty memory is a missing file."""
     return {MEMORY_FILE: text} if text else {}
@@ -257,8 +269,11 @@ def run_agent(
             answer.answer, None
         )
     if the_plan.deadline.expired():
-        minutes = the_plan.settings.timeout_minutes
-        late = f"The agent did not run: timeout_minutes={minutes} ran out before the model call."
+        minutes = Setting("timeout_minutes", value=str(the_plan.settings.timeout_minutes))
+        late = render(
+            ("The agent did not run: its time (", minutes, ") ran out before the model call."),
+            the_plan.services.naming,
+        )
         answer = dataclasses.replace(skipped(late), finished=False, note=late)
         return answer, Published(answer.answer, None)
     settings = the_plan.settings
@@ -277,10 +292,7 @@ def run_agent(
         else None
     )
     with the_plan.log.group(f"Run the agent ({the_plan.mode.value}, model {settings.model})"):
-        the_plan.log.info(
-            f"Model limits: {settings.profile.describe()}; each request may take up to "
-            f"{settings.request_timeout_s:,.0f} s (timeout_minutes={settings.timeout_minutes})."
-        )
+        the_plan.log.info(render(_limits_words(settings), the_plan.services.naming))
         skills = skills_for(
             the_plan.context.workspace, settings.skills_path, found, the_plan.log.warning
         )

@@ -12,9 +12,9 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Protocol
 
-from memory_action.context import RunContext
+from memory_action.context import RunContext, fork_writable_ref
 from memory_action.deadline import Deadline
-from memory_action.errors import InputError, MemoryFileError
+from memory_action.errors import InputError, MemoryFileError, Naming, input_words
 from memory_action.gha import Workflow
 from memory_action.layers import LayerStore, StartingMemory
 from memory_action.memory.provenance import Provenance, Stamp
@@ -85,6 +85,7 @@ class Services:
     lossless: bool = True  # False only to measure what newest-entry-wins loses
     sources_from_base: bool = True  # a PR run reads memory_sources at the base commit
     progress: ProgressHook | None = None  # hears of each model request (``progress_line``)
+    naming: Naming = input_words  # how the log names a setting: an input, or the CLI's flag
 
 
 @dataclass(frozen=True)
@@ -126,12 +127,17 @@ class Plan:
         return self.log.masked_values
 
     def layers(self, store: MemoryStore) -> LayerStore:
+        # Only the Actions cache answers from the run's ref chain, a fork's merge ref first.
+        from memory_action.store.actions_cache import ActionsCacheStore  # noqa: PLC0415
+
+        scoped = isinstance(store, ActionsCacheStore)
         return LayerStore(
             store=store,
             scratch=self.scratch,
             lister=self.services.layer_admin,
             lossless=self.services.lossless,
             masked=self.masked,
+            fork_writable_ref=fork_writable_ref(self.context) if scoped else "",
         )
 
 

@@ -312,8 +312,9 @@ def _no_room(profile: ModelProfile, value: str) -> InputError:
     return InputError(
         (
             Setting("max_memory_kb", lead=True),
-            f" ({value}) does not fit the model's input limit with room for the pull request: "
-            f"{profile.describe()}; ",
+            f" ({value}) does not fit the model's input limit with room for the pull request: ",
+            *profile.words(),
+            "; ",
             *fix,
             "raise ",
             Setting("max_input_tokens"),

@@ -31,7 +31,7 @@ from memory_action.local.repository import (
     checkout_repository,
     pull_request_repository,
 )
-from memory_action.local.words import API_KEY_VARIABLE
+from memory_action.local.words import API_KEY_VARIABLE, cli_words
 from memory_action.main import ask_server, mask_secrets, model_factory
 from memory_action.publish import figures_of
 from memory_action.pull_request import PullRequestReader
@@ -211,6 +211,7 @@ def _run(
         layer_admin=lambda _ref: LocalLayerAdmin(store),
         sources_from_base=False,  # the person at the terminal chose the sources folder
         progress=progress,
+        naming=cli_words,
     )
     return pipeline.run(settings, context, services)
 

@@ -17,5 +17,7 @@ _NOT_A_FLAG_OF_THE_SAME_NAME = {
 
 
 def cli_words(setting: Setting) -> str:
-    """``max_memory_kb`` → ``--max-memory-kb``, ``model_api_key`` → its variable."""
-    return _NOT_A_FLAG_OF_THE_SAME_NAME.get(setting.name, "--" + setting.name.replace("_", "-"))
+    """``max_memory_kb`` → ``--max-memory-kb``, ``model_api_key`` → its variable; with a value,
+    as it is typed (``--timeout-minutes 10``)."""
+    named = _NOT_A_FLAG_OF_THE_SAME_NAME.get(setting.name, "--" + setting.name.replace("_", "-"))
+    return f"{named} {setting.value}" if setting.value is not None else named

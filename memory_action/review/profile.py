@@ -13,6 +13,7 @@ import math
 import re
 from dataclasses import dataclass, replace
 
+from memory_action.errors import Setting, Words, render
 from memory_action.review.tokens import CHARS_PER_TOKEN
 
 # GitHub Models' free tier: every model takes 8,000 tokens in and gives at most 4,000 out.
@@ -51,19 +52,26 @@ class ModelProfile:
     origin: str = ""  # with source "server": which answer of the server said so
 
     def describe(self) -> str:
+        """``words`` in the action's words."""
+        return render(self.words())
+
+    def words(self) -> Words:
+        """The limits, and where the window came from, naming the setting that sets it."""
         limits = ""
         if self.rate_limits is not None:
             r = self.rate_limits
             limits = f"; {r.per_minute}/min, {r.per_day}/day ({self.tier} tier)"
-        origin = {
-            "max_input_tokens": " (max_input_tokens)",
-            "guess": " (assumed: the server did not say; set max_input_tokens)",
-            "server": f" (the server's window: {self.origin})",
-            "table": " (the known limit of this model)",
-        }.get(self.source, "")
+        window = Setting("max_input_tokens")
+        origin: Words = {
+            "max_input_tokens": (" (", Setting(window.name, value=str(self.input_tokens)), ")"),
+            "guess": (" (assumed: the server did not say; set ", window, ")"),
+            "server": (f" (the server's window: {self.origin})",),
+            "table": (" (the known limit of this model)",),
+        }.get(self.source, ())
         return (
-            f"{self.provider}:{self.model}: {self.input_tokens:,} tokens in{origin}, "
-            f"{self.output_tokens:,} out{limits}"
+            f"{self.provider}:{self.model}: {self.input_tokens:,} tokens in",
+            *origin,
+            f", {self.output_tokens:,} out{limits}",
         )
 
 

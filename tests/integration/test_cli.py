@@ -765,7 +765,8 @@ def test_the_action_builds_the_model_its_inputs_name(
     assert {r.path for r in stub.other_requests} == {"/v1/models", "/props", "/api/show"}
     assert (
         "Model limits: openai:stub-model: 8,000 tokens in (assumed: the server did not say; set "
-        "max_input_tokens), 2,000 out; each request may take up to 600 s" in outcome.stdout
+        "the max_input_tokens input), 2,000 out; each request may take up to 600 s "
+        "(timeout_minutes: 10)." in outcome.stdout  # the action's inputs, not the CLI's flags
     )
     assert is_save_key(
         outcome.outputs["saved_key"], "memory-agent/v1/memory-agent/repo/pr-7/", 1001

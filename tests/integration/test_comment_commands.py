@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -18,9 +19,12 @@ from memory_action.memory.state import EntryState
 from memory_action.review.answer import ANSWER_TOOL
 from memory_action.store.git import MEMORY_BRANCH
 from memory_action.store.local import LocalDirectoryStore
+from tests.fakes.cache_harness import CacheHarness, default_tuning, fast_tuning
+from tests.fakes.cache_service import FakeCacheService
 from tests.fakes.github_api import REPOSITORY, FakeGitHub, FakePullRequest, changed_file
 from tests.fakes.runner import (
     ActionRunner,
+    CacheRunner,
     RunOutcome,
     pull_request_event,
     push_event,
@@ -557,6 +561,65 @@ def test_on_a_fork_pull_request_a_maintainers_command_vouches_only_for_its_own_w
         "- Logs go through structlog."
     ]
     assert all(not item.removed for item in trusted)
+
+
+PLANTED_COMMITTED = f"{COMMITTED}666-1-fork-planted"
+
+
+def plant_committed(service: FakeCacheService, tmp_path: Path, token: str) -> None:
+    """What a fork's own workflow run can save in its pull request's cache scope (the first of
+    its token's ref chain): an entry under the *committed* prefix, holding a planted line."""
+    harness = CacheHarness(service, tmp_path / "fork")
+    folder = harness.folder
+    write_entry(folder, SEED + PLANTED + "\n", EntryState("committed", base=""), Provenance({}))
+    assert harness.store(token=token).save(PLANTED_COMMITTED, folder).saved
+    harness.close()
+    [entry] = [e for e in service.visible() if e.key == PLANTED_COMMITTED]
+    assert entry.scope == PR_REF
+
+
+@pytest.mark.parametrize(
+    ("event", "ref"), [("pull_request_review_comment", PR_REF), ("issue_comment", MAIN)]
+)
+@pytest.mark.parametrize(
+    "body", ["@memory-agent remember Logs go through structlog.", "@memory-agent memory"]
+)
+def test_on_a_fork_pull_request_committed_memory_is_never_read_from_its_cache_scope(
+    tmp_path: Path, event: str, ref: str, body: str
+) -> None:
+    """Committed memory lives in the default branch's cache scope. A run on a fork's merge ref
+    reads the pull request's scope first, where the fork's workflow can save an entry under the
+    committed prefix: it must not become the proposal's base, nor what ``memory`` lists."""
+    with FakeCacheService([MAIN]) as service, default_tuning(fast_tuning([])):
+        fake = FakeGitHub(permissions={"maintainer": "write", "outsider": "read"}, cache=service)
+        fork = FakePullRequest(number=7, head_repo="outside-dev/octo-repo", author="outsider")
+        fork.files = [changed_file("a.py", PATCH)]
+        fake.add_pull(fork)
+        runner = CacheRunner(tmp_path / "run", extra_env=service.env())
+        pr_token = service.add_run([PR_REF, MAIN])
+        with fake.serve():
+            seed(runner)
+            runner.extra_env = {**service.env(), "ACTIONS_RUNTIME_TOKEN": pr_token}
+            to = bot_review_comment(runner, fake)
+            plant_committed(service, tmp_path, pr_token)
+            if event == "pull_request_review_comment":
+                payload = thread_reply(fake, to, body)
+                payload["pull_request"]["head"]["repo"]["full_name"] = "outside-dev/octo-repo"
+            else:
+                runner.extra_env = {**service.env(), "ACTIONS_RUNTIME_TOKEN": service.token}
+                payload = comment(body)
+            outcome = runner.run(event, payload, ref, no_model())
+            assert outcome.exit_code == 0, outcome.stdout
+            assert "Traceback" not in outcome.stdout + outcome.stderr
+            said = [*fake.bodies(7), *(c["body"] for c in fake.reviews.comments[7])]
+        assert PLANTED_COMMITTED in {e.key for e in service.visible()}  # never deleted either
+    assert all("outside-dev without review" not in text for text in said), said
+    if event == "issue_comment":  # runs on main: its token reads main's scope alone
+        assert "Memory was not restored" not in outcome.stdout
+        if body.endswith("memory"):
+            assert any("Use pytest fixtures" in text for text in said), said
+    else:
+        assert "the cache scope of this fork's pull request holds 1 entries" in outcome.stdout
 
 
 def test_a_command_next_to_an_agents_item_is_its_own_item_every_line_shown(

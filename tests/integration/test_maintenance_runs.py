@@ -167,8 +167,9 @@ def test_a_run_out_of_time_before_the_model_neither_calls_it_nor_saves(
     runner.timer = SteppingClock(200.0)  # 600 s gone after three reads
     outcome, model = maintain(runner)  # an empty script: any model call fails the run
     assert model.calls == 0
-    assert "The agent did not run: timeout_minutes=10 ran out before the model call." in (
-        outcome.summary
+    assert (
+        "The agent did not run: its time (timeout_minutes: 10) ran out before the model call."
+        in (outcome.summary)
     )
     assert outcome.outputs["memory_changed"] == "false"
     assert "Memory not saved: the run did not finish" in outcome.stdout

@@ -5,8 +5,10 @@ field the model, memory or a comment controls never leave the run.
 Whole action runs go through the GitHub fake (reviews with inline comments and suggestions,
 the sticky comment, comment commands and their replies, the git store's commits, a maintenance
 pull request), and then EVERY request the fake received is read, whatever its endpoint, and
-every file the runs left (store entries, ledger, provenance, job summary, step outputs). A new
-write path is covered without naming it here: its request is among those the fake received.
+every file the runs left (store entries, ledger, provenance, job summary, step outputs), every
+file of every archive the fake Actions cache service received, and every line of the runs' job
+logs. A new write path is covered without naming it here: its request is among those the fakes
+received.
 """
 
 from __future__ import annotations
@@ -14,21 +16,35 @@ from __future__ import annotations
 import base64
 import binascii
 import contextlib
+import gzip
+import io
 import json
 import re
+import tarfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+import zstandard
 from markdown_it import MarkdownIt
 
-from memory_action.memory.state import PROVENANCE_FILE
+from memory_action.layers import write_entry
+from memory_action.memory.provenance import Provenance
+from memory_action.memory.state import PROVENANCE_FILE, EntryState
 from memory_action.review.answer import ANSWER_TOOL
 from memory_action.store.git import MEMORY_BRANCH
+from tests.fakes.cache_harness import CacheHarness, default_tuning, fast_tuning
+from tests.fakes.cache_service import FakeCacheService
 from tests.fakes.github_api import REPOSITORY, FakeGitHub, FakePullRequest, changed_file
 from tests.fakes.maintenance_checkout import checkout_runner, maintain, seed_without_digest
-from tests.fakes.runner import ActionRunner, RunOutcome, pull_request_event, push_event
+from tests.fakes.runner import (
+    ActionRunner,
+    CacheRunner,
+    RunOutcome,
+    pull_request_event,
+    push_event,
+)
 from tests.fakes.scripted_model import ScriptedChatModel, tool_call
 from tests.fakes.secrets_corpus import MASKED_VALUES, PLANTED
 
@@ -42,6 +58,7 @@ PLANT = f"{TOKEN} {MASKED} {LOUD}"  # secrets first: a line shown shortened keep
 MEMORY = ".agent-memory/AGENTS.md"
 MAIN, PR_REF = "refs/heads/main", "refs/pull/7/merge"
 COMMITTED = "memory-agent/v1/memory-agent/repo/committed"
+OVERLAY = "memory-agent/v1/memory-agent/repo/pr-7/"
 PATCH = "@@ -1,2 +1,3 @@\n def fetch(url):\n+    for attempt in range(3):\n     return get(url)\n"
 # Git allows any byte but NUL in a file name: a changed file's path is untrusted text too.
 ODD_PATH = f"docs/a\n\n@{TEAM} {HTML}.md"
@@ -87,7 +104,37 @@ def strings(value: Any, key: str = "") -> Iterator[tuple[str, str]]:
         yield key, value
 
 
-def problems(github: FakeGitHub, roots: list[Path], outcomes: list[RunOutcome]) -> list[str]:
+def archive_files(data: bytes) -> dict[str, str]:
+    """Every file of a cache archive (a tar, zstd- or gzip-compressed), read as text."""
+    if data[:2] == b"\x1f\x8b":
+        raw = gzip.decompress(data)
+    else:
+        raw = zstandard.ZstdDecompressor().stream_reader(io.BytesIO(data)).read()
+    files: dict[str, str] = {}
+    with tarfile.open(fileobj=io.BytesIO(raw), mode="r:") as tar:
+        for member in tar:
+            handle = tar.extractfile(member) if member.isfile() else None
+            if handle is not None:
+                files[member.name] = handle.read().decode("utf-8", errors="replace")
+    return files
+
+
+def saved_to_cache(service: FakeCacheService, given: frozenset[str]) -> dict[str, str]:
+    """Every file of every entry the runs saved to the cache (not those the test planted)."""
+    files: dict[str, str] = {}
+    for entry in service.visible():
+        if entry.key not in given and entry.data is not None:
+            for name, text in archive_files(entry.data).items():
+                files[f"{entry.key}!{name}"] = text
+    return files
+
+
+def problems(
+    github: FakeGitHub,
+    roots: list[Path],
+    outcomes: list[RunOutcome],
+    cached: dict[str, str],
+) -> list[str]:
     found: list[str] = []
     writes = [r for r in github.received if r.method != "GET"]
     assert writes, "the runs should have written to GitHub"
@@ -105,6 +152,8 @@ def problems(github: FakeGitHub, roots: list[Path], outcomes: list[RunOutcome]) 
             found += [f"{path}: secret {part!r}" for part in leaks(text)]
             if path.name in ("summary", "output"):
                 found += [f"{path}: acts {bit!r}" for bit in acting(text)]
+    for name, text in cached.items():
+        found += [f"cache entry {name}: secret {part!r}" for part in leaks(text)]
     for outcome in outcomes:
         log = "\n".join(x for x in outcome.stdout.splitlines() if not x.startswith("::add-mask"))
         found += [f"log: secret {part!r}" for part in leaks(log + outcome.stderr)]
@@ -231,5 +280,51 @@ def test_nothing_planted_leaves_any_run(
     [review_body] = [r["body"] for r in github.reviews.reviews[7]]
     assert "docs/a" in review_body, "the finding on the odd path should be in the review body"
     assert github.git.opened, "maintenance should have opened a pull request"
-    found = problems(github, [git.root, review.root, maintenance.root], outcomes)
-    assert found == []
+
+    with FakeCacheService([MAIN]) as service, default_tuning(fast_tuning([])):
+        cache, cached = cache_runs(tmp_path / "cache", service, github, outcomes)
+    roots = [git.root, review.root, maintenance.root, cache]
+    assert problems(github, roots, outcomes, cached) == []
+
+
+def cache_runs(
+    root: Path, service: FakeCacheService, github: FakeGitHub, outcomes: list[RunOutcome]
+) -> tuple[Path, dict[str, str]]:
+    """A push and a pull request run with the Actions cache as the store: committed memory,
+    then an overlay with its findings ledger and provenance, saved as archives. The pull
+    request's scope holds an entry planted under a key that carries a token, as the pull
+    request's own workflow runs could save one there: the runs name the key they restore in
+    their logs. Returns the runs' root and every file the runs saved to the cache."""
+    github.cache = service
+    planted_key = f"{OVERLAY}{TOKEN}"
+    pr_token = service.add_run([PR_REF, MAIN])
+    runner = CacheRunner(root, extra_env=service.env())
+    runner.inputs["model_api_key"] = MASKED
+    pushed = ScriptedChatModel.from_script(
+        tool_call("write_file", {"file_path": MEMORY, "content": f"- {LOUD}\n"}), f"Ok. {PLANT}"
+    )
+    outcomes.append(ran(runner.run("push", push_event(), MAIN, pushed)))
+    assert len(service.visible()) == 1, outcomes[-1].stdout
+
+    harness = CacheHarness(service, root.parent / "planter")  # what the test gives: not read
+    stamp = {"run_id": "1", "run_attempt": "1", "event": "push", "actor": f"@{TEAM} {TOKEN}"}
+    stamp |= {"pr": None, "trust": "trusted", "time": "2026-11-29T08:15:00Z"}
+    write_entry(harness.folder, f"- {LOUD}\n", EntryState("overlay", base=""), Provenance({}))
+    tampered = {"version": 1, "entries": {f"- {LOUD}": stamp}}
+    (harness.folder / PROVENANCE_FILE).write_text(json.dumps(tampered), encoding="utf-8")
+    assert harness.store(token=pr_token).save(planted_key, harness.folder).saved
+    harness.close()
+
+    runner.extra_env = {**service.env(), "ACTIONS_RUNTIME_TOKEN": pr_token}
+    model = ScriptedChatModel.from_script(
+        tool_call("write_file", {"file_path": MEMORY, "content": f"- {LOUD}\n- {PLANT}\n"}),
+        answer(PLANT, finding(), finding(line=40)),
+    )
+    outcome = ran(runner.run("pull_request", pull_request_event(), PR_REF, model))
+    outcomes.append(outcome)
+    assert "Restored memory from key" in outcome.stdout  # the planted key, named in the log
+    cached = saved_to_cache(service, frozenset({planted_key}))
+    names = {name.rpartition("!")[2] for name in cached}
+    assert {"AGENTS.md", PROVENANCE_FILE, "state.json"} <= {n.rpartition("/")[2] for n in names}
+    assert any("Merci" in text for text in cached.values())  # what was planted, read back
+    return runner.root, cached

@@ -176,8 +176,9 @@ def test_a_local_review_uses_the_served_window_says_so_and_caps_each_answer(
     assert (
         "openai:qwen2.5-coder-1.5b: 14,384 tokens in (the server's window: llama.cpp GET "
         "/v1/models meta.n_ctx 16,384), 2,000 out; each request may take up to 600 s "
-        "(timeout_minutes=10)." in line
+        "(--timeout-minutes 10)." in line  # the CLI's flag, not the action's input
     )
+    assert "timeout_minutes" not in line
     assert chats[0].body["max_tokens"] == 2000
     assert "max_completion_tokens" not in chats[0].body
 
@@ -191,7 +192,7 @@ def test_a_local_review_with_max_input_tokens_asks_no_server(
         asked = stub.other_requests
     assert code == 0, err
     assert asked == []
-    assert "12,000 tokens in (max_input_tokens)" in err
+    assert "12,000 tokens in (--max-input-tokens 12000)" in err
 
 
 def test_the_exclude_flag_skips_files(

@@ -226,6 +226,67 @@ def test_a_scope_without_committed_memory_restores_nothing(world: World) -> None
     assert committed.text == ""
 
 
+FORK_REF = "refs/pull/7/merge"
+
+
+@dataclass(frozen=True)
+class ForkScope:
+    """What a listing of the fork's merge ref answers (None: this run may not list)."""
+
+    listed: list[ListedEntry] | None
+
+    def list_entries(self, prefix: str) -> list[ListedEntry] | None:
+        return [e for e in self.listed if e.key.startswith(prefix)] if self.listed else self.listed
+
+
+@dataclass(frozen=True)
+class ByRef:
+    """Lists ``on_fork`` for the fork's merge ref, the store's entries for any other ref."""
+
+    store: LocalDirectoryStore
+    on_fork: list[ListedEntry] | None
+
+    def __call__(self, ref: str) -> EntryLister:
+        return ForkScope(self.on_fork) if ref == FORK_REF else LocalLayerAdmin(self.store)
+
+
+def on_a_fork(world: World, on_fork: list[ListedEntry] | None) -> LayerStore:
+    layers = world.layers(lister=ByRef(world.store, on_fork))
+    return dataclasses.replace(layers, fork_writable_ref=FORK_REF)
+
+
+def test_on_a_fork_committed_memory_is_read_when_its_scope_holds_none(world: World) -> None:
+    world.committed(1, BASE)
+    committed = restore_committed(on_a_fork(world, []), committed_scope())
+    assert committed.text == BASE
+    assert committed.newest.result.warning is None
+
+
+@pytest.mark.parametrize(
+    ("on_fork", "said"),
+    [
+        ([ListedEntry(f"{COMMITTED}666-1-planted", 1.0)], "holds 1 entries under the committed"),
+        (None, "grant `actions: read`"),
+    ],
+)
+def test_on_a_fork_committed_memory_its_scope_may_hold_is_not_read(
+    world: World, on_fork: list[ListedEntry] | None, said: str
+) -> None:
+    world.committed(1, BASE)
+    committed = restore_committed(on_a_fork(world, on_fork), committed_scope())
+    assert committed.text == ""
+    assert committed.newest.result.warning is not None
+    assert said in committed.newest.result.warning  # unread: the run does not save over it
+
+
+def test_committed_memory_in_a_forks_own_scope_is_never_read(world: World) -> None:
+    world.committed(1, BASE)
+    scope = dataclasses.replace(committed_scope(), committed_ref=FORK_REF)
+    committed = restore_committed(on_a_fork(world, []), scope)
+    assert committed.text == ""
+    assert "the fork's own workflow runs can write" in (committed.newest.result.note or "")
+
+
 def test_one_entry_is_restored_as_it_is(world: World) -> None:
     ancestor = f"{COMMITTED}0-1"  # merged and pruned long ago: only named as a parent
     key = world.committed(1, BASE + "- Fact one.\n", parents=[ancestor])

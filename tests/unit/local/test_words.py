@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from memory_action.agent.runner import readable_duration
-from memory_action.errors import InputError, Setting
+from memory_action.errors import InputError, Setting, input_words, render
 from memory_action.local.words import cli_words
 from memory_action.settings import parse_settings
 
@@ -40,3 +40,14 @@ def test_the_cli_names_each_setting_as_it_takes_it(name: str, words: str) -> Non
 )
 def test_durations_read_as_people_write_them(seconds: float, shown: str) -> None:
     assert readable_duration(seconds) == shown
+
+
+def test_a_setting_with_its_value_reads_as_each_interface_takes_it() -> None:
+    """The model-limits line names the time each request may take by its setting: as the
+    workflow's ``with:`` gives it in the action, as typed at the terminal in the CLI."""
+    minutes = Setting("timeout_minutes", value="10")
+    assert input_words(minutes) == "timeout_minutes: 10"
+    assert cli_words(minutes) == "--timeout-minutes 10"
+    words = ("each request may take up to 600 s (", minutes, ").")
+    assert render(words) == "each request may take up to 600 s (timeout_minutes: 10)."
+    assert render(words, cli_words) == "each request may take up to 600 s (--timeout-minutes 10)."

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from memory_action.errors import render
+from memory_action.local.words import cli_words
 from memory_action.review.profile import (
     GITHUB_HIGH,
     GITHUB_LOW,
@@ -46,8 +48,10 @@ def test_free_tier_limits_are_the_documented_ones() -> None:
 def test_max_input_tokens_overrides_the_table_and_says_so() -> None:
     profile = profile_for("github", "openai/gpt-4.1-mini", max_input_tokens=64_000)
     assert profile.input_tokens == 64_000
-    assert "(max_input_tokens)" in profile.describe()
+    assert "(max_input_tokens: 64000)" in profile.describe()
     assert "15/min, 150/day (low tier)" in profile.describe()
+    # One description, each interface's words: the CLI names its flag.
+    assert "(--max-input-tokens 64000)" in render(profile.words(), cli_words)
 
 
 def test_memory_budget_leaves_room_for_the_pull_request() -> None:
