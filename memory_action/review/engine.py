@@ -232,8 +232,9 @@ class ReviewEngine:
         if progress.too_large and not progress.findings:
             raise AgentError(
                 (
-                    "The model provider refused every request as too large for its input limit "
-                    f"({self.setup.profile.describe()}): lower ",
+                    "The model provider refused every request as too large for its input limit (",
+                    *self.setup.profile.words(),
+                    "): lower ",
                     Setting("max_memory_kb"),
                     ", or set ",
                     Setting("max_input_tokens"),

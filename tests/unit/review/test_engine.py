@@ -10,6 +10,7 @@ from memory_action.agent.pr_tools import make_pr_tools
 from memory_action.agent.prompts import system_prompt
 from memory_action.agent.runner import AgentRunError
 from memory_action.errors import AgentError
+from memory_action.local.words import cli_words
 from memory_action.pull_request import ChangedFile
 from memory_action.review.answer import PROSE
 from memory_action.review.budget import message_text
@@ -132,9 +133,12 @@ def test_a_second_413_leaves_that_batch_unreviewed_and_never_loops() -> None:
     model = ScriptedChatModel.from_script()
     model.fail_at = {1: too_large(), 2: too_large()}
 
-    with pytest.raises(AgentError, match="refused every request as too large"):
+    with pytest.raises(AgentError, match="refused every request as too large") as refused:
         _review(model, reader, _setup())  # nothing was reviewed at all: the run fails clearly
     assert model.calls == 2
+    # Each interface names the settings to change in its own words.
+    assert "set the max_input_tokens input" in str(refused.value)
+    assert "set --max-input-tokens" in refused.value.in_words(cli_words)
 
 
 def test_the_daily_quota_stops_at_once_and_says_when_it_frees_up() -> None:
