@@ -101,6 +101,10 @@ PART_SHARE = 0.4  # of a consolidation request's room for its part: the edit quo
 NO_ROOM = "no room in the model's input limit"
 SYNTHESIS_SHARE = 8  # the parts' findings take at most 1/8 of the last request
 NAMES_SHARE = 7  # the other requests' file names take at most 1/7 of a request
+CLOSING_ASK = 150  # tokens the last batch's ask for the review's summary adds
+PART_ANSWER = 200  # tokens an earlier part's summary and findings take, as planned for
+MIN_PART_CHARS = 300  # of an earlier part's answer beside the last batch: about its summary
+CUT_NOTE = 10  # tokens kept for the note that says a part's answer was cut
 
 
 @dataclass(frozen=True)
@@ -379,9 +383,9 @@ class ReviewEngine:
         return parsed, closed is not None
 
     def _closing_message(self, pr_header: str, view: BatchView, progress: _Progress) -> str | None:
-        """The last batch's message with the earlier parts' summaries and findings, asking for
-        the review's summary; None when they do not fit beside its diff as a last request of
-        their own would show them (then that request writes the summary)."""
+        """The last batch's message with the earlier parts' summaries and findings (cut evenly
+        to the room its diff leaves), asking for the review's summary; None when less than about
+        each part's summary fits (then a last request of its own writes the summary)."""
         limit = self.setup.profile.input_tokens
         calls = self._calls_for(0, single=False)
         offered = [*self.tools, *self._memory_tools()] if calls > 1 else []
@@ -390,10 +394,13 @@ class ReviewEngine:
         named = [(_files_label(batch), _part_text(answer)) for batch, answer in progress.findings]
         frame = self._batch_message(pr_header, view, parts=[(f, "") for f, _ in named])
         room = limit - reserve - self.estimator.count_request(self._system_text(), [frame], tools)
-        wanted = _cut_evenly(named, self.estimator.chars_for(limit // SYNTHESIS_SHARE))
-        if room < 1 or self.estimator.count("".join(t for _, t in wanted)) + 8 > room:
+        # Each part's summary comes first in its text, so a cut keeps it; the findings are
+        # posted as they are whatever the summary was written from.
+        notes = CUT_NOTE * len(named)
+        chars = self.estimator.chars_for(min(room, limit // SYNTHESIS_SHARE) - notes)
+        if chars // len(named) < MIN_PART_CHARS:
             return None
-        message = self._batch_message(pr_header, view, parts=wanted)
+        message = self._batch_message(pr_header, view, parts=_cut_evenly(named, chars))
         fits = self.estimator.count_request(self._system_text(), [message], tools) + reserve
         return message if fits <= limit else None
 
@@ -477,7 +484,28 @@ class ReviewEngine:
             and not plan.not_reviewed
             and len(plan.batches) <= len(filled.batches)
         )
-        return plan if self._rounds else filled
+        chosen, room = (plan, max(1, rounds)) if self._rounds else (filled, capacity)
+        return self._room_for_summary(chosen, files, capacity=room, most=most)
+
+    def _room_for_summary(
+        self, plan: ReviewPlan, files: list[ReviewFile], *, capacity: int, most: int
+    ) -> ReviewPlan:
+        """The plan again with room in its batches for the earlier parts' answers, which the
+        last batch is given to write the review's summary (``_closing_message``), when that
+        costs no batch more and reviews as much; else the plan as it is (a last request of its
+        own then writes the summary)."""
+        if len(plan.batches) < 2:
+            return plan
+        limit = self.setup.profile.input_tokens
+        earlier = len(plan.batches) - 1
+        reserve = min(limit // SYNTHESIS_SHARE, CLOSING_ASK + PART_ANSWER * earlier)
+        if plan.batches[-1].tokens + reserve <= capacity or capacity <= 2 * reserve:
+            return plan
+        roomier = plan_batches(
+            files, capacity=capacity - reserve, count=self.estimator.count, max_batches=most
+        )
+        same = len(roomier.batches) <= len(plan.batches)
+        return roomier if same and len(roomier.not_reviewed) <= len(plan.not_reviewed) else plan
 
     def _make_room(self, chosen: list[ReviewFile], pr_header: str) -> None:
         """Memory over budget that leaves the diff too little room is consolidated first."""

@@ -102,10 +102,24 @@ def test_a_larger_one_goes_in_batches_that_fit_and_the_last_batch_writes_the_rev
         assert _request_tokens(seen) <= LIMIT
 
 
-def test_a_last_request_writes_the_review_when_the_findings_do_not_fit_beside_the_diff() -> None:
-    # Two files that each nearly fill a request: the first part's long answer cannot go beside
-    # the second's diff, so a request of its own writes the summary from both parts.
+def test_a_long_earlier_answer_is_cut_to_go_beside_the_last_batch() -> None:
     reader = StaticPullRequest([added_file(f"src/big{n}.py", 430) for n in range(2)])
+    long_summary = "The first part changes many things. " * 120
+    model = ScriptedChatModel.from_script(long_summary, "The review.")
+
+    result = _review(model, reader, _setup())
+
+    assert (result.answer, result.outcome, model.calls) == (prose("The review."), "reviewed", 2)
+    last = _task(model.seen[-1])
+    assert "## Findings of part 1 of 2" in last and "[findings cut to fit]" in last
+    assert "The first part changes many things." in last
+    assert _request_tokens(model.seen[-1]) <= LIMIT
+
+
+def test_a_last_request_writes_the_review_when_the_findings_do_not_fit_beside_the_diff() -> None:
+    # Two files that each fill a request: not even the first part's summary can go beside the
+    # second's diff, so a request of its own writes the summary from both parts.
+    reader = StaticPullRequest([added_file(f"src/big{n}.py", 465) for n in range(2)])
     long_summary = "The first part changes many things. " * 120
     model = ScriptedChatModel.from_script(long_summary, "No findings.", "The review.")
 
