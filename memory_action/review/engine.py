@@ -101,8 +101,6 @@ PART_SHARE = 0.4  # of a consolidation request's room for its part: the edit quo
 NO_ROOM = "no room in the model's input limit"
 SYNTHESIS_SHARE = 8  # the parts' findings take at most 1/8 of the last request
 NAMES_SHARE = 7  # the other requests' file names take at most 1/7 of a request
-CLOSING_ASK = 150  # tokens the last batch's ask for the review's summary adds
-PART_ANSWER = 200  # tokens an earlier part's summary and findings take, as planned for
 MIN_PART_CHARS = 300  # of an earlier part's answer beside the last batch: about its summary
 CUT_NOTE = 10  # tokens kept for the note that says a part's answer was cut
 
@@ -484,28 +482,7 @@ class ReviewEngine:
             and not plan.not_reviewed
             and len(plan.batches) <= len(filled.batches)
         )
-        chosen, room = (plan, max(1, rounds)) if self._rounds else (filled, capacity)
-        return self._room_for_summary(chosen, files, capacity=room, most=most)
-
-    def _room_for_summary(
-        self, plan: ReviewPlan, files: list[ReviewFile], *, capacity: int, most: int
-    ) -> ReviewPlan:
-        """The plan again with room in its batches for the earlier parts' answers, which the
-        last batch is given to write the review's summary (``_closing_message``), when that
-        costs no batch more and reviews as much; else the plan as it is (a last request of its
-        own then writes the summary)."""
-        if len(plan.batches) < 2:
-            return plan
-        limit = self.setup.profile.input_tokens
-        earlier = len(plan.batches) - 1
-        reserve = min(limit // SYNTHESIS_SHARE, CLOSING_ASK + PART_ANSWER * earlier)
-        if plan.batches[-1].tokens + reserve <= capacity or capacity <= 2 * reserve:
-            return plan
-        roomier = plan_batches(
-            files, capacity=capacity - reserve, count=self.estimator.count, max_batches=most
-        )
-        same = len(roomier.batches) <= len(plan.batches)
-        return roomier if same and len(roomier.not_reviewed) <= len(plan.not_reviewed) else plan
+        return plan if self._rounds else filled
 
     def _make_room(self, chosen: list[ReviewFile], pr_header: str) -> None:
         """Memory over budget that leaves the diff too little room is consolidated first."""
