@@ -424,7 +424,8 @@ class ReviewEngine:
             progress.failed.update(batch.paths)
 
     def _answer(self, pr_header: str, progress: _Progress) -> str:
-        """The review's summary: the one batch's, or the last request's from every part's."""
+        """The review's summary: the one batch's, the last batch's when it wrote the review's,
+        else a last request's of its own from every part's."""
         if progress.summary is not None:  # the last batch wrote it
             return progress.summary
         if len(progress.findings) <= 1:
