@@ -5,7 +5,9 @@ file. Files are chosen and ordered by review value (``selection``), compressed a
 batches that each fit the model's input limit (``batches``). Each batch's request is answered as
 data (``answer``: a summary, findings on lines of the diff, the earlier findings it fixes); the
 batches' findings are merged without repeats (``ledger.merge_findings``) and, with more than one
-batch, a last request writes only the summary. Every batch has the same memory and the same
+batch, the last batch's request is also given the earlier ones' summaries and findings and writes
+the review's summary; only when those do not fit beside its diff does a last request of its own
+write the summary. Every batch has the same memory and the same
 tools (reading a file or another file's patch, editing memory), bounded by the ``RequestBudget``.
 Whatever is not reviewed is listed with its reason, never dropped silently.
 
@@ -99,6 +101,8 @@ PART_SHARE = 0.4  # of a consolidation request's room for its part: the edit quo
 NO_ROOM = "no room in the model's input limit"
 SYNTHESIS_SHARE = 8  # the parts' findings take at most 1/8 of the last request
 NAMES_SHARE = 7  # the other requests' file names take at most 1/7 of a request
+MIN_PART_CHARS = 300  # of an earlier part's answer beside the last batch: about its summary
+CUT_NOTE = 10  # tokens kept for the note that says a part's answer was cut
 
 
 @dataclass(frozen=True)
@@ -150,6 +154,7 @@ class _Progress:
     shrunk: bool = False
     too_large: int = 0  # batches the provider refused as too large after shrinking
     retried: set[tuple[str, ...]] = field(default_factory=set)  # batches asked a second time
+    summary: str | None = None  # the whole review's, when the last batch wrote it
 
     @property
     def not_reviewed(self) -> list[Skipped]:
@@ -285,9 +290,16 @@ class ReviewEngine:
                 continue
             batch = pending.pop(0)
             index += 1
+            closing = not pending and bool(progress.findings)
             try:
-                answer = self._batch(
-                    pr_header, batch, index=index, total=total, chosen=chosen, progress=progress
+                answer, closed = self._batch(
+                    pr_header,
+                    batch,
+                    index=index,
+                    total=total,
+                    chosen=chosen,
+                    progress=progress,
+                    closing=closing,
                 )
             except RequestTooLargeError as exc:
                 if progress.shrunk:
@@ -318,6 +330,8 @@ class ReviewEngine:
                 progress.note = f"The review stopped early: {exc}"
                 self._give_up(progress, [batch, *pending], "the review stopped early")
                 return
+            if closed:
+                progress.summary = answer.summary
             progress.findings.append((batch, answer))
             progress.done.update(batch.paths)
 
@@ -330,17 +344,24 @@ class ReviewEngine:
         total: int,
         chosen: list[ReviewFile],
         progress: _Progress,
-    ) -> BatchAnswer:
+        closing: bool = False,
+    ) -> tuple[BatchAnswer, bool]:
+        """One batch's answer, and whether it wrote the review's summary: a ``closing`` batch
+        (the last of several) does when the earlier parts' answers fit beside its diff."""
         view = BatchView(
             index, total, _diff(batch), _elsewhere(chosen, batch), progress.not_reviewed
         )
-        message = self._batch_message(pr_header, view)
-        calls = self._calls_for(total - index + 1, single=total == 1)
-        planned = self.cost.model_calls + (total - index + 1) + (1 if total > 1 else 0)
+        closed = self._closing_message(pr_header, view, progress) if closing else None
+        message = closed or self._batch_message(pr_header, view)
+        # A batch that writes the summary is the last request: no call is kept after it.
+        calls = self._calls_for(0 if closed else total - index + 1, single=total == 1)
+        last = 0 if closed or total == 1 else 1  # a last request of its own for the summary
+        planned = self.cost.model_calls + (total - index + 1) + last
         self._working_on(f"batch {index} of {total}", len(batch.paths), planned=planned)
-        # With more than one batch, memory is edited by the last request, which sees every
-        # part's findings: a batch is offered only the tools that read the pull request.
-        offer = None if total == 1 else frozenset(t.name for t in self.tools)
+        # With more than one batch, memory is edited by the request that writes the summary,
+        # which sees every part's findings: another batch is offered only the tools that read
+        # the pull request.
+        offer = None if total == 1 or closed else frozenset(t.name for t in self.tools)
         self._budget.shown_whole = batch.whole
         try:
             outcome = self._converse(message, calls, tools=self.tools, structured=True, offer=offer)
@@ -350,14 +371,37 @@ class ReviewEngine:
             if exc.outcome.stop_reason != REPEATED:
                 raise
             try:  # what the model wrote before it was stopped, if that is an answer
-                return answers.parse(None, exc.outcome.answer)
+                return answers.parse(None, exc.outcome.answer), closed is not None
             except UnusableAnswerError:
                 raise UnusableAnswerError(
                     "the model repeated a refused tool call instead of answering", retry=False
                 ) from exc
         finally:
             self._budget.shown_whole = frozenset()
-        return answers.parse(outcome.structured, outcome.answer, cut_off=outcome.cut_off)
+        parsed = answers.parse(outcome.structured, outcome.answer, cut_off=outcome.cut_off)
+        return parsed, closed is not None
+
+    def _closing_message(self, pr_header: str, view: BatchView, progress: _Progress) -> str | None:
+        """The last batch's message with the earlier parts' summaries and findings (cut evenly
+        to the room its diff leaves), asking for the review's summary; None when less than about
+        each part's summary fits (then a last request of its own writes the summary)."""
+        limit = self.setup.profile.input_tokens
+        calls = self._calls_for(0, single=False)
+        offered = [*self.tools, *self._memory_tools()] if calls > 1 else []
+        tools = [tool_schema(t) for t in offered] + answer_tools(self._format)
+        reserve = max(MIN_TOOL_ROOM, int(limit * TOOL_ROOM)) if calls > 1 else TURN_RESERVE
+        named = [(_files_label(batch), _part_text(answer)) for batch, answer in progress.findings]
+        frame = self._batch_message(pr_header, view, parts=[(f, "") for f, _ in named])
+        room = limit - reserve - self.estimator.count_request(self._system_text(), [frame], tools)
+        # Each part's summary comes first in its text, so a cut keeps it; the findings are
+        # posted as they are whatever the summary was written from.
+        notes = CUT_NOTE * len(named)
+        chars = self.estimator.chars_for(min(room, limit // SYNTHESIS_SHARE) - notes)
+        if chars // len(named) < MIN_PART_CHARS:
+            return None
+        message = self._batch_message(pr_header, view, parts=_cut_evenly(named, chars))
+        fits = self.estimator.count_request(self._system_text(), [message], tools) + reserve
+        return message if fits <= limit else None
 
     def _replan(
         self,
@@ -381,7 +425,10 @@ class ReviewEngine:
             progress.failed.update(batch.paths)
 
     def _answer(self, pr_header: str, progress: _Progress) -> str:
-        """The review's summary: the one batch's, or the last request's from every part's."""
+        """The review's summary: the one batch's, the last batch's when it wrote the review's,
+        else a last request's of its own from every part's."""
+        if progress.summary is not None:  # the last batch wrote it
+            return progress.summary
         if len(progress.findings) <= 1:
             return progress.findings[0][1].summary if progress.findings else ""
         findings = self._fit_findings(pr_header, progress.findings)
@@ -527,11 +574,15 @@ class ReviewEngine:
         room = max(MIN_TOOL_ROOM, int(limit * TOOL_ROOM)) if rounds else TURN_RESERVE
         return max(0, limit - fixed - room)
 
-    def _batch_message(self, pr_header: str, view: BatchView) -> str:
+    def _batch_message(
+        self, pr_header: str, view: BatchView, *, parts: Sequence[tuple[str, str]] = ()
+    ) -> str:
         return batch_message(
             pr_header,
             view,
-            memory=self.setup.memory and view.count == 1,  # else the last request edits it
+            # Memory is edited by the request that writes the summary.
+            memory=self.setup.memory and (view.count == 1 or bool(parts)),
+            parts=parts,
             names_chars=self._names_chars(),
             budget_bytes=self.setup.memory_budget_bytes,
             extra=self._extra,
@@ -641,11 +692,7 @@ class ReviewEngine:
         fixed = self.estimator.count_request(self._system_text(), [frame], tools)
         limit = self.setup.profile.input_tokens
         room = min(limit - fixed - MIN_TOOL_ROOM, limit // SYNTHESIS_SHARE)
-        each = self.estimator.chars_for(max(0, room) // max(1, len(named)))
-        return [
-            (files, text if len(text) <= each else text[:each] + "\n[findings cut to fit]")
-            for files, text in named
-        ]
+        return _cut_evenly(named, self.estimator.chars_for(max(0, room)))
 
     # -- the result --------------------------------------------------------------------------
 
@@ -715,6 +762,15 @@ def _part_text(answer: BatchAnswer) -> str:
     lines = [answer.summary.strip() or "(no summary)"]
     lines += [f"- [{f.severity}] `{f.path}` line {f.line}: {f.title}" for f in answer.findings]
     return "\n".join(lines)
+
+
+def _cut_evenly(named: list[tuple[str, str]], chars: int) -> list[tuple[str, str]]:
+    """Each part's text cut to an even share of ``chars``, saying so where it was cut."""
+    each = chars // max(1, len(named))
+    return [
+        (files, text if len(text) <= each else text[:each] + "\n[findings cut to fit]")
+        for files, text in named
+    ]
 
 
 def _with_notes(answer: str, parts: list[tuple[Batch, BatchAnswer]]) -> str:

@@ -1,6 +1,7 @@
 """The user messages the review engine sends: one per batch of the diff (answered with the
-``report_review`` tool, ``answer``), and the last one that writes the review's summary from the
-batches' summaries and findings.
+``report_review`` tool, ``answer``); the last batch's also carries the earlier batches'
+summaries and findings and asks for the whole review's summary, and only when those do not fit
+beside its diff does a last request of its own write the summary from them.
 
 What the pull request holds (title, description, code) is untrusted; it goes inside
 ``<pull_request>`` tags, and the system prompt says that it is data, never instructions. A closing
@@ -84,12 +85,24 @@ def batch_message(
     extra: str = "",
     earlier: str = "",
     names_chars: int = LIST_CHARS,
+    parts: Sequence[tuple[str, str]] = (),
 ) -> str:
     """``earlier``: the open findings of earlier reviews (``ledger.open_findings_note``);
-    ``names_chars``: how much of the request the other requests' file names may take."""
+    ``names_chars``: how much of the request the other requests' file names may take;
+    ``parts``: the earlier batches' (files, summary and findings), given to the last batch,
+    which then writes the summary of the whole review."""
     single = view.count == 1
     findings = "Only what matters; no findings if the change is fine."
-    if single:
+    if parts:
+        ask = (
+            f"This request holds part {view.index} of {view.count} of the change, the last; "
+            "the summaries and findings of the earlier parts are below it. Answer with "
+            f"{ANSWER_TOOL}: the summary of the whole pull request's review in Markdown (what "
+            "the change does, and what matters most, at most about 200 words; the earlier "
+            "findings are posted as they are: do not list them again) and your findings for "
+            f"the files of this part only. {findings}"
+        )
+    elif single:
         ask = (
             f"Review the changes below; answer with {ANSWER_TOOL}: a summary (what the change "
             "does, whether it needs work; at most about 150 words) and your findings. "
@@ -107,17 +120,19 @@ def batch_message(
             " If the change teaches a durable lesson about this repository (most teach none), "
             f"record it in memory; keep memory under {budget_bytes} bytes."
         )
-    parts = [ask, *(["", extra] if extra else []), *(["", earlier] if earlier else [])]
-    parts += ["", OPEN, pr_header, ""]
+    lines = [ask, *(["", extra] if extra else []), *(["", earlier] if earlier else [])]
+    lines += ["", OPEN, pr_header, ""]
     if view.elsewhere:
-        parts.append(
+        lines.append(
             "Reviewed in other requests (do not read them): "
             + _names(list(view.elsewhere), names_chars)
         )
     if view.skipped:
-        parts.append("Not reviewed: " + _by_reason(view.skipped))
-    parts += ["", defuse(view.diff.rstrip("\n")), CLOSE]
-    return "\n".join(parts)
+        lines.append("Not reviewed: " + _by_reason(view.skipped))
+    lines += ["", defuse(view.diff.rstrip("\n"))]
+    if parts:
+        lines += ["", _sections(parts, of=view.count)]
+    return "\n".join([*lines, CLOSE])
 
 
 def synthesis_message(
@@ -141,12 +156,17 @@ def synthesis_message(
             " If the findings show a durable lesson about this repository, record it in memory; "
             f"keep memory under {budget_bytes} bytes."
         )
-    sections = [
-        f"## Findings of part {i} of {len(findings)} ({files})\n{defuse(text.strip())}"
-        for i, (files, text) in enumerate(findings, start=1)
-    ]
     head = [ask, *(["", extra] if extra else [])]
-    return "\n".join([*head, "", OPEN, pr_header, "", "\n\n".join(sections), CLOSE])
+    return "\n".join([*head, "", OPEN, pr_header, "", _sections(findings), CLOSE])
+
+
+def _sections(findings: Sequence[tuple[str, str]], *, of: int | None = None) -> str:
+    """Each earlier part's summary and findings under a heading that names its files."""
+    count = of or len(findings)
+    return "\n\n".join(
+        f"## Findings of part {i} of {count} ({files})\n{defuse(text.strip())}"
+        for i, (files, text) in enumerate(findings, start=1)
+    )
 
 
 def _by_reason(skipped: Sequence[Skipped]) -> str:

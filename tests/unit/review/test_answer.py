@@ -104,13 +104,14 @@ def test_batches_findings_are_merged_without_repeats() -> None:
     same = _finding(path="src/mod0.py", line=4)
     model = ScriptedChatModel.from_script(
         tool_call(ANSWER_TOOL, {"summary": "Part one.", "findings": [same, same]}),
-        tool_call(ANSWER_TOOL, {"summary": "Part two.", "findings": [_finding("src/mod5.py")]}),
-        "The whole review.",
+        tool_call(
+            ANSWER_TOOL, {"summary": "The whole review.", "findings": [_finding("src/mod5.py")]}
+        ),
     )
 
     result = _review(model, StaticPullRequest(files))
 
-    assert model.calls == 3
+    assert model.calls == 2  # the last batch writes the summary: no request of its own
     assert result.answer == "The whole review."
     assert [(f.path, f.line) for f in result.findings] == [("src/mod0.py", 4), ("src/mod5.py", 3)]
     last = str(model.seen[-1][-1].content)

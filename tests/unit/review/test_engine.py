@@ -84,19 +84,54 @@ def test_a_small_pull_request_is_reviewed_in_one_call_with_the_diff_in_it() -> N
     assert "<pull_request>" in task
 
 
-def test_a_larger_one_goes_in_batches_that_fit_and_a_last_request_writes_the_review() -> None:
-    model = ScriptedChatModel.from_script("- a finding", "No findings.", "The review.")
+def test_a_larger_one_goes_in_batches_that_fit_and_the_last_batch_writes_the_review() -> None:
+    model = ScriptedChatModel.from_script("- a finding", "The review.")
 
     result = _review(model, _six_files(), _setup())
 
     assert (result.answer, result.outcome) == (prose("The review."), "reviewed")
-    assert model.calls == 3
+    assert model.calls == 2  # two batches, and no request of its own for the summary
     assert result.files_reviewed == 6
-    first, second, last = (_task(seen) for seen in model.seen)
-    assert "part 1 of 2" in first and "part 2 of 2" in second
+    first, last = (_task(seen) for seen in model.seen)
+    assert "part 1 of 2" in first and "part 2 of 2" in last
     assert "Reviewed in other requests (do not read them): " in first
-    assert last.startswith("Write the summary")
+    assert "the summary of the whole pull request's review" in last
     assert "## Findings of part 1 of 2" in last and "- a finding" in last
+    assert "## Findings of part" not in first
+    assert "+line 0119" in last  # its own part of the diff, beside the first part's findings
+    for seen in model.seen:
+        assert _request_tokens(seen) <= LIMIT
+
+
+def test_a_long_earlier_answer_is_cut_to_go_beside_the_last_batch() -> None:
+    reader = StaticPullRequest([added_file(f"src/big{n}.py", 430) for n in range(2)])
+    long_summary = "The first part changes many things. " * 120
+    model = ScriptedChatModel.from_script(long_summary, "The review.")
+
+    result = _review(model, reader, _setup())
+
+    assert (result.answer, result.outcome, model.calls) == (prose("The review."), "reviewed", 2)
+    last = _task(model.seen[-1])
+    assert "## Findings of part 1 of 2" in last and "[findings cut to fit]" in last
+    assert "The first part changes many things." in last
+    assert _request_tokens(model.seen[-1]) <= LIMIT
+
+
+def test_a_last_request_writes_the_review_when_the_findings_do_not_fit_beside_the_diff() -> None:
+    # Two files that each fill a request: not even the first part's summary can go beside the
+    # second's diff, so a request of its own writes the summary from both parts.
+    reader = StaticPullRequest([added_file(f"src/big{n}.py", 465) for n in range(2)])
+    long_summary = "The first part changes many things. " * 120
+    model = ScriptedChatModel.from_script(long_summary, "No findings.", "The review.")
+
+    result = _review(model, reader, _setup())
+
+    assert (result.answer, result.outcome) == (prose("The review."), "reviewed")
+    assert model.calls == 3
+    _first, second, last = (_task(seen) for seen in model.seen)
+    assert "part 2 of 2" in second and "## Findings of part" not in second
+    assert last.startswith("Write the summary")
+    assert "## Findings of part 1 of 2" in last and "## Findings of part 2 of 2" in last
     for seen in model.seen:
         assert _request_tokens(seen) <= LIMIT
 
@@ -117,15 +152,15 @@ def test_what_the_call_budget_cannot_cover_is_listed_not_dropped() -> None:
 
 def test_a_413_shrinks_the_batches_once_and_retries() -> None:
     reader = StaticPullRequest([added_file("src/app.py", 200)])
-    model = ScriptedChatModel.from_script("- part one", "- part two", "The review.")
+    model = ScriptedChatModel.from_script("- part one", "The review.")
     model.fail_at = {1: too_large()}
 
     result = _review(model, reader, _setup())
 
     assert result.outcome == "reviewed", result.not_reviewed
-    assert result.answer == prose("The review.")
-    assert result.cost.model_calls == 3  # the refused request never reached the provider's count
-    assert model.calls == 4
+    assert result.answer == prose("The review.")  # the last part's answer writes the review
+    assert result.cost.model_calls == 2  # the refused request never reached the provider's count
+    assert model.calls == 3
 
 
 def test_a_second_413_leaves_that_batch_unreviewed_and_never_loops() -> None:

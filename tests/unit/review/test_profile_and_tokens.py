@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import pytest
 
 from memory_action.errors import render
@@ -12,7 +14,7 @@ from memory_action.review.profile import (
     memory_kb_that_fits,
     profile_for,
 )
-from memory_action.review.tokens import MIN_FACTOR, TokenEstimator, text_tokens
+from memory_action.review.tokens import MIN_FACTOR, SAFETY, TokenEstimator, text_tokens
 
 
 @pytest.mark.parametrize(
@@ -70,8 +72,8 @@ def test_the_estimate_is_conservative_for_real_diff_density() -> None:
 def test_calibration_grows_when_the_provider_counts_more() -> None:
     estimator = TokenEstimator()
     estimator.calibrate(estimated=1_000, actual=1_500)
-    assert estimator.factor == pytest.approx(1.5 * 1.05)
-    assert estimator.count("x" * 300) == 158
+    assert estimator.factor == pytest.approx(1.5 * SAFETY)
+    assert estimator.count("x" * 300) == math.ceil(100 * 1.5 * SAFETY)
 
 
 def test_calibration_shrinks_but_never_below_the_floor() -> None:
