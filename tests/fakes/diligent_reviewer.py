@@ -8,10 +8,11 @@ A changed file is SEEN when the request shows its patch:
 - a tool result of ``get_file_patch`` (``<status> <path> (+a -d)`` then the patch) or of
   ``get_file_patch`` / ``read_file`` called with that path (not an ``Error:``).
 
-A file named after ``Reviewed in other requests`` (comma separated), or in backticks inside a
-``## Findings of part`` section, is HANDLED elsewhere. When the last message is the user's or a
-tool's and some file is neither, it calls a tool: ``list_changed_files`` first when offered and
-never called (today's engine), else ``get_file_patch`` for the first such file, else
+A file named after ``Reviewed in other requests`` (comma separated, a folder's group
+``folder/: a, b`` ended by ``;``, a name in double quotes read as a JSON string), or in backticks
+inside a ``## Findings of part`` section, is HANDLED elsewhere. When the last message is the
+user's or a tool's and some file is neither, it calls a tool: ``list_changed_files`` first when
+offered and never called (today's engine), else ``get_file_patch`` for the first such file, else
 ``read_file``. Otherwise (or with no tool to call) it answers with a short review naming the files
 it saw, about ``TOKENS_PER_FILE`` tokens each. When the request offers the answer tool
 (``report_review``), the answer is a call to it: that review as the summary, and findings on
@@ -122,9 +123,7 @@ class DiligentReviewer:
 
     def _named_elsewhere(self, text: str) -> set[str]:
         named = {
-            name.strip().strip("`")
-            for match in _ELSEWHERE.finditer(text)
-            for name in match.group(1).split(",")
+            name for match in _ELSEWHERE.finditer(text) for name in listed_names(match.group(1))
         }
         for section in _FINDINGS.finditer(text):
             named |= set(_BACKTICKED.findall(section.group(0)))
@@ -247,3 +246,42 @@ def _invalid(rng: random.Random, lines: list[tuple[str, int, int]], hunk: int) -
     if kind == 3:
         return {"path": "src/click/not_changed.py"}
     return {"line": 0}
+
+
+def listed_names(line: str) -> set[str]:
+    """The names of a list ``src/: a.py, b/c.py; docs/x.md, "odd, name"`` as a reader takes it."""
+    names: set[str] = set()
+    for group in _unquoted_split(line, ";"):
+        folder, items = "", group
+        head = _unquoted_split(group, ":")
+        if len(head) > 1 and _name(head[0]).endswith("/"):
+            folder, items = _name(head[0]), ":".join(head[1:])
+        for item in _unquoted_split(items, ","):
+            names.add(folder + _name(re.sub(r" and \d+ more$", "", item.strip())))
+    return names
+
+
+def _name(item: str) -> str:
+    item = item.strip().strip("`")
+    if item.startswith('"'):
+        try:
+            return str(json.loads(item))
+        except ValueError:
+            return item
+    return item
+
+
+def _unquoted_split(text: str, separator: str) -> list[str]:
+    """``text`` split at ``separator`` outside double-quoted (JSON) strings."""
+    parts, current, quoted, escaped = [], "", False, False
+    for char in text:
+        if quoted:
+            escaped, quoted = (not escaped and char == "\\"), quoted and (escaped or char != '"')
+        elif char == '"':
+            quoted = True
+        elif char == separator:
+            parts.append(current)
+            current = ""
+            continue
+        current += char
+    return [*parts, current]
