@@ -206,7 +206,7 @@ def _grouped(names: Sequence[str]) -> str:
         shared = [folder for folder in _folders(name) if holding[folder] > 1]
         groups.setdefault(shared[-1] if shared else "", []).append(name)
     parts = [
-        f"{_plain(folder)}: {', '.join(_plain(name[len(folder) :]) for name in group)}"
+        f"{_plain(folder)}: {_items([name[len(folder) :] for name in group])}"
         for folder, group in groups.items()
         if folder and len(group) > 1
     ]
@@ -214,8 +214,34 @@ def _grouped(names: Sequence[str]) -> str:
         name for folder, group in groups.items() if not folder or len(group) == 1 for name in group
     ]
     if loose:
-        parts.append(", ".join(_plain(name) for name in loose))
+        parts.append(_items(loose))
     return defuse("; ".join(parts))
+
+
+def _items(names: list[str]) -> str:
+    """``a.py, {kind_1, kind_2}/reader.py``: names whose first folder alone differs are written
+    once, the folders in braces (as a shell expands them)."""
+    tails = Counter(_tail(name) for name in names)
+    braced: dict[str, list[str]] = {}
+    items: list[str] = []
+    for name in names:
+        tail = _tail(name)
+        if tail and tails[tail] > 1:
+            if tail not in braced:
+                braced[tail] = []
+                items.append(tail)
+            braced[tail].append(name.split("/", 1)[0])
+        else:
+            items.append(_plain(name))
+    return ", ".join(
+        f"{{{', '.join(braced[item])}}}/{item}" if item in braced else item for item in items
+    )
+
+
+def _tail(name: str) -> str:
+    """What follows the first folder of a name written as it is (``_plain``), else ""."""
+    first, _, tail = name.partition("/")
+    return tail if tail and first and _PLAIN_NAME.fullmatch(name) else ""
 
 
 def _folders(name: str) -> list[str]:
@@ -224,10 +250,10 @@ def _folders(name: str) -> list[str]:
     return ["/".join(steps[: depth + 1]) + "/" for depth in range(len(steps))]
 
 
-_PLAIN_NAME = re.compile(r"[\w.@+=%~#!()\[\]{}/-]+(?: [\w.@+=%~#!()\[\]{}/-]+)*")
+_PLAIN_NAME = re.compile(r"[\w.@+=%~#!()\[\]/-]+(?: [\w.@+=%~#!()\[\]/-]+)*")
 
 
 def _plain(name: str) -> str:
-    """A name as it is when no separator (``,`` ``;`` ``:``), quote, control character or
-    outer space can split or end it; else as a JSON string, which says where it ends."""
+    """A name as it is when no separator (``,`` ``;`` ``:``), brace, quote, control character
+    or outer space can split or end it; else as a JSON string, which says where it ends."""
     return name if _PLAIN_NAME.fullmatch(name) else json.dumps(name)

@@ -8,7 +8,7 @@ from memory_action.review.messages import CLOSE, BatchView, batch_message
 from tests.fakes.diligent_reviewer import listed_names
 
 LISTED = "Reviewed in other requests (do not read them): "
-HUNDRED_FILES_CHARS = 2_100  # measured 2,012 (the comma-separated paths took 3,198)
+HUNDRED_FILES_CHARS = 1_100  # measured 1,024 (the comma-separated paths took 3,198)
 
 
 def _listed_line(paths: list[str], names_chars: int = 10_000) -> str:
@@ -26,7 +26,8 @@ def test_the_list_of_a_hundred_file_pull_request_is_short_and_names_every_file()
 
     assert len(line) <= HUNDRED_FILES_CHARS, len(line)
     assert listed_names(line) == set(paths)
-    assert line.startswith("src/records/: kind_000/reader.py, kind_001/reader.py")
+    assert line.startswith("src/records/: {kind_000, kind_001, kind_002, ")
+    assert line.endswith(", kind_099}/reader.py")
 
 
 def test_files_of_different_folders_are_grouped_under_the_folder_they_share() -> None:
@@ -35,6 +36,17 @@ def test_files_of_different_folders_are_grouped_under_the_folder_they_share() ->
     line = _listed_line(paths)
 
     assert line == "src/: a.py, c.py; src/b/: x.py, y.py; README.md, docs/guide.md"
+    assert listed_names(line) == set(paths)
+
+
+def test_names_whose_first_folder_alone_differs_are_written_once_with_the_folders_in_braces() -> (
+    None
+):
+    paths = ["a/t.py", "README.md", "b/t.py", "{c}/t.py", "q/r/s.py", "w/r/s.py", "z/u.py"]
+
+    line = _listed_line(paths)
+
+    assert line == '{a, b}/t.py, README.md, "{c}/t.py", {q, w}/r/s.py, z/u.py'
     assert listed_names(line) == set(paths)
 
 
@@ -49,6 +61,7 @@ def test_odd_paths_are_quoted_so_they_neither_split_the_list_nor_end_the_block()
         " leading space.py",
         "tab\there.py",
         "café/naïve.py",
+        "{brace}/odd.py",
     ]
     view = BatchView(1, 2, "### modified a.py (+1 -0)\n", paths, ())
 
