@@ -10,6 +10,9 @@ tag inside that text is defused so it cannot end the block early.
 
 from __future__ import annotations
 
+import json
+import re
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -179,12 +182,78 @@ def _by_reason(skipped: Sequence[Skipped]) -> str:
 
 
 def _names(names: list[str], limit: int = LIST_CHARS) -> str:
-    """The names, as many as fit in ``limit`` characters, then how many more there are."""
-    shown: list[str] = []
-    size = 0
+    """The names grouped by folder (``_grouped``), as many as fit in ``limit`` characters, then
+    how many more there are."""
+    if len(_grouped(names)) <= limit:
+        return _grouped(names)
+    low, high = 1, len(names) - 1  # the first name is always shown
+    while low < high:  # the most names whose list fits
+        middle = (low + high + 1) // 2
+        if len(_grouped(names[:middle])) + 16 <= limit:
+            low = middle
+        else:
+            high = middle - 1
+    return f"{_grouped(names[:low])} and {len(names) - low} more"
+
+
+def _grouped(names: Sequence[str]) -> str:
+    """``src/pkg/: a.py, b/c.py; docs/: d.md; README.md``: each name under the deepest folder
+    that holds another of the names too (one prefix is cheaper than a hundred), in order of
+    first appearance. A name the separators could split is quoted (``_plain``)."""
+    holding = Counter(folder for name in names for folder in _folders(name))
+    groups: dict[str, list[str]] = {}
     for name in names:
-        size += len(name) + 2
-        if size > limit and shown:
-            return f"{', '.join(shown)} and {len(names) - len(shown)} more"
-        shown.append(name)
-    return ", ".join(shown)
+        shared = [folder for folder in _folders(name) if holding[folder] > 1]
+        groups.setdefault(shared[-1] if shared else "", []).append(name)
+    parts = [
+        f"{_plain(folder)}: {_items([name[len(folder) :] for name in group])}"
+        for folder, group in groups.items()
+        if folder and len(group) > 1
+    ]
+    loose = [
+        name for folder, group in groups.items() if not folder or len(group) == 1 for name in group
+    ]
+    if loose:
+        parts.append(_items(loose))
+    return defuse("; ".join(parts))
+
+
+def _items(names: list[str]) -> str:
+    """``a.py, {kind_1, kind_2}/reader.py``: names whose first folder alone differs are written
+    once, the folders in braces (as a shell expands them)."""
+    tails = Counter(_tail(name) for name in names)
+    braced: dict[str, list[str]] = {}
+    items: list[str] = []
+    for name in names:
+        tail = _tail(name)
+        if tail and tails[tail] > 1:
+            if tail not in braced:
+                braced[tail] = []
+                items.append(tail)
+            braced[tail].append(name.split("/", 1)[0])
+        else:
+            items.append(_plain(name))
+    return ", ".join(
+        f"{{{', '.join(braced[item])}}}/{item}" if item in braced else item for item in items
+    )
+
+
+def _tail(name: str) -> str:
+    """What follows the first folder of a name written as it is (``_plain``), else ""."""
+    first, _, tail = name.partition("/")
+    return tail if tail and first and _PLAIN_NAME.fullmatch(name) else ""
+
+
+def _folders(name: str) -> list[str]:
+    """The folders that hold ``name``, outermost first: ``a/``, ``a/b/``."""
+    steps = name.split("/")[:-1]
+    return ["/".join(steps[: depth + 1]) + "/" for depth in range(len(steps))]
+
+
+_PLAIN_NAME = re.compile(r"[\w.@+=%~#!()\[\]/-]+(?: [\w.@+=%~#!()\[\]/-]+)*")
+
+
+def _plain(name: str) -> str:
+    """A name as it is when no separator (``,`` ``;`` ``:``), brace, quote, control character
+    or outer space can split or end it; else as a JSON string, which says where it ends."""
+    return name if _PLAIN_NAME.fullmatch(name) else json.dumps(name)

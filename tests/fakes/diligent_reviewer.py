@@ -8,16 +8,18 @@ A changed file is SEEN when the request shows its patch:
 - a tool result of ``get_file_patch`` (``<status> <path> (+a -d)`` then the patch) or of
   ``get_file_patch`` / ``read_file`` called with that path (not an ``Error:``).
 
-A file named after ``Reviewed in other requests`` (comma separated), or in backticks inside a
-``## Findings of part`` section, is HANDLED elsewhere. When the last message is the user's or a
-tool's and some file is neither, it calls a tool: ``list_changed_files`` first when offered and
-never called (today's engine), else ``get_file_patch`` for the first such file, else
-``read_file``. Otherwise (or with no tool to call) it answers with a short review naming the files
-it saw, about ``TOKENS_PER_FILE`` tokens each. When the request offers the answer tool
-(``report_review``), the answer is a call to it: that review as the summary, and findings on
-random lines of the hunks shown (seeded by the file, so the same file draws from the same few
-findings on every push), about one in four of them invalid: a line outside the hunks, a start line
-in another hunk, a suggestion on a deleted line, a path the pull request does not change, a line 0.
+A file named after ``Reviewed in other requests`` (comma separated, a folder's group ``folder/: a,
+{b, c}/d`` ended by ``;``, braces as a shell expands them, a name in double quotes read as a JSON
+string), or in backticks inside a ``## Findings of part`` section, is HANDLED elsewhere. When the
+last message is the user's or a tool's and some file is neither, it calls a tool:
+``list_changed_files`` first when offered and never called (today's engine), else ``get_file_patch``
+for the first such file, else ``read_file``. Otherwise (or with no tool to call) it answers with a
+short review naming the files it saw, about ``TOKENS_PER_FILE`` tokens each. When the request offers
+the answer tool (``report_review``), the answer is a call to it: that review as the summary, and
+findings on random lines of the hunks shown (seeded by the file, so the same file draws from the
+same few findings on every push), about one in four of them invalid: a line outside the hunks, a
+start line in another hunk, a suggestion on a deleted line, a path the pull request does not change,
+a line 0.
 """
 
 from __future__ import annotations
@@ -122,9 +124,7 @@ class DiligentReviewer:
 
     def _named_elsewhere(self, text: str) -> set[str]:
         named = {
-            name.strip().strip("`")
-            for match in _ELSEWHERE.finditer(text)
-            for name in match.group(1).split(",")
+            name for match in _ELSEWHERE.finditer(text) for name in listed_names(match.group(1))
         }
         for section in _FINDINGS.finditer(text):
             named |= set(_BACKTICKED.findall(section.group(0)))
@@ -247,3 +247,49 @@ def _invalid(rng: random.Random, lines: list[tuple[str, int, int]], hunk: int) -
     if kind == 3:
         return {"path": "src/click/not_changed.py"}
     return {"line": 0}
+
+
+def listed_names(line: str) -> set[str]:
+    """The names of a list ``src/: a.py, {b, c}/d.py; docs/x.md, "odd, name"`` as a reader
+    takes it (a shell's braces: ``{b, c}/d.py`` is ``b/d.py`` and ``c/d.py``)."""
+    names: set[str] = set()
+    for group in _unquoted_split(line, ";"):
+        folder, items = "", group
+        head = _unquoted_split(group, ":")
+        if len(head) > 1 and _name(head[0]).endswith("/"):
+            folder, items = _name(head[0]), ":".join(head[1:])
+        for listed in _unquoted_split(items, ","):
+            item = re.sub(r" and \d+ more$", "", listed.strip())
+            braced = re.fullmatch(r"\{(.*)\}/(.*)", item)
+            heads = _unquoted_split(braced.group(1), ",") if braced else [item]
+            tail = "/" + braced.group(2) if braced else ""
+            names |= {folder + _name(head) + tail for head in heads}
+    return names
+
+
+def _name(item: str) -> str:
+    item = item.strip().strip("`")
+    if item.startswith('"'):
+        try:
+            return str(json.loads(item))
+        except ValueError:
+            return item
+    return item
+
+
+def _unquoted_split(text: str, separator: str) -> list[str]:
+    """``text`` split at ``separator`` outside double-quoted (JSON) strings and braces."""
+    parts, current, quoted, escaped, braces = [], "", False, False, 0
+    for char in text:
+        if quoted:
+            escaped, quoted = (not escaped and char == "\\"), quoted and (escaped or char != '"')
+        elif char == '"':
+            quoted = True
+        elif char in "{}":
+            braces += 1 if char == "{" else -1
+        elif char == separator and not braces:
+            parts.append(current)
+            current = ""
+            continue
+        current += char
+    return [*parts, current]

@@ -18,6 +18,7 @@ from memory_action.review.engine import ReviewEngine, ReviewResult, ReviewSetup
 from memory_action.review.profile import profile_for
 from memory_action.review.tokens import TokenEstimator
 from memory_action.settings import Mode
+from tests.fakes.diligent_reviewer import listed_names
 from tests.fakes.provider_errors import daily_quota, minute_limit, too_large
 from tests.fakes.scripted_model import ScriptedChatModel, tool_call
 from tests.fakes.static_reader import StaticPullRequest, added_file
@@ -290,8 +291,10 @@ def test_every_batch_names_every_file_of_a_hundred_file_pull_request() -> None:
     batches = [_task(seen) for seen in model.seen if "### added" in _task(seen)]
     assert len(batches) > 1
     for task in batches:
-        assert " more" not in task.split("Reviewed in other requests", 1)[1].split("\n", 1)[0]
-        assert all(path in task for path in paths)
+        listed = task.split("Reviewed in other requests (do not read them): ", 1)[1]
+        assert " more" not in listed.split("\n", 1)[0]
+        shown = {path for path in paths if f"### added {path} " in task}
+        assert shown | listed_names(listed.split("\n", 1)[0]) == set(paths)
     assert result.files_reviewed == 100
 
 
