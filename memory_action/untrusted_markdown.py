@@ -170,23 +170,6 @@ def normalise_line_ends(text: str) -> str:
     return _LINE_ENDS.sub("\n", text)
 
 
-def prose_lines(text: str) -> list[str]:
-    """The lines of ``text``'s paragraphs outside block quotes, in order: never a line of code,
-    of raw HTML, of a heading or of a quote (where a comment can hold a command to the agent)."""
-    text = _normalise(text)
-    lines = text.split("\n")
-    numbers: list[int] = []
-    quoted = 0
-    for token in _parse(text):
-        if token.type == "blockquote_open":
-            quoted += 1
-        elif token.type == "blockquote_close":
-            quoted -= 1
-        elif token.type == "paragraph_open" and not quoted and token.map:
-            numbers.extend(range(*token.map))
-    return [lines[number] for number in numbers]
-
-
 def _tokens(text: str) -> Iterator[Token]:
     """Every token, inline ones (code spans, text, HTML) included."""
     for token in _parse(text):

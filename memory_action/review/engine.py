@@ -623,8 +623,9 @@ class ReviewEngine:
         with_memory: bool = True,
         offer: frozenset[str] | None = None,
     ) -> AgentOutcome:
-        """One conversation: its text answer, and the answer tool's arguments when asked for
-        (``structured``) and given; ``with_memory`` puts memory in its system prompt."""
+        """One conversation's outcome: its text answer, the answer tool's arguments when asked
+        for (``structured``) and given, and why it stopped; ``with_memory`` puts memory in its
+        system prompt, ``offer`` limits the tools the model is offered."""
         middleware: list[AgentMiddleware[Any, Any, Any]] = [
             *([self.memory] if self.memory is not None and with_memory else []),
             *([_Announce(self._progress, self._request_progress)] if self._progress else []),

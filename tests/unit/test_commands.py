@@ -5,7 +5,6 @@ from __future__ import annotations
 import pytest
 
 from memory_action.commands.parse import MAX_COMMANDS, Verb, parse_commands
-from memory_action.untrusted_markdown import prose_lines
 
 
 def verbs(body: str, agent: str = "memory-agent") -> list[tuple[Verb, str]]:
@@ -111,8 +110,3 @@ def test_commands_past_the_limit_are_counted_not_dropped_silently() -> None:
     found = parse_commands(body, "memory-agent")
     assert len(found.found) == MAX_COMMANDS
     assert found.left_over == 2
-
-
-def test_prose_lines_are_paragraph_lines_outside_quotes_and_code() -> None:
-    body = "one\ntwo\n\n```\ncode\n```\n\n> quote\n\n- item\n\nthree\r\n"
-    assert prose_lines(body) == ["one", "two", "- item", "three"]
