@@ -59,6 +59,27 @@ def anchor(
 ) -> InlineComment | None:
     """The inline comment for ``finding``, or None where GitHub would reject it (see above);
     ``masked``: the values the run masked, redacted from the body."""
+    placed = _placed(finding, files)
+    if placed is None:
+        return None
+    (start_line,) = placed
+    return InlineComment(
+        path=finding.path,
+        line=finding.line,
+        side=finding.side,
+        start_line=start_line,
+        start_side=finding.side if start_line is not None else None,
+        body=gate(comment_body(finding), masked),
+    )
+
+
+def anchorable(finding: Finding, files: Sequence[ChangedFile]) -> bool:
+    """Whether GitHub would take ``finding`` as an inline comment (no body is rendered)."""
+    return _placed(finding, files) is not None
+
+
+def _placed(finding: Finding, files: Sequence[ChangedFile]) -> tuple[int | None] | None:
+    """The anchor's ``start_line`` (None for one line), or None where GitHub would reject it."""
     lines = _lines_at(finding, files)
     if lines is None:
         return None
@@ -70,14 +91,7 @@ def anchor(
         first = lines.get(start_line)
         if first is None or first.hunk != last.hunk or start_line > finding.line:
             return None
-    return InlineComment(
-        path=finding.path,
-        line=finding.line,
-        side=finding.side,
-        start_line=start_line,
-        start_side=finding.side if start_line is not None else None,
-        body=gate(comment_body(finding), masked),
-    )
+    return (start_line,)
 
 
 def code_at(finding: Finding, files: Sequence[ChangedFile]) -> str:

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from memory_action.pull_request import ChangedFile
-from memory_action.review.anchors import anchor, comment_body
+from memory_action.review.anchors import anchorable, comment_body
 from memory_action.review.diff import parse_patch
 from memory_action.review.findings import Finding
 from memory_action.untrusted_markdown import code_span, normalise_line_ends
@@ -29,7 +29,7 @@ def where(finding: Finding, files: Sequence[ChangedFile] | None = None) -> str:
 
 def placement(finding: Finding, files: Sequence[ChangedFile]) -> str:
     """ "" for a finding on changed lines; else where it is: outside the diff, or on context."""
-    if anchor(finding, files, masked=()) is None:  # only whether GitHub would take it
+    if not anchorable(finding, files):
         return OUTSIDE
     changed = next(f for f in files if f.path == finding.path)  # anchor found it
     assert changed.patch is not None  # noqa: S101 - anchor found its lines
