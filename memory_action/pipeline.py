@@ -19,31 +19,29 @@ from memory_action.context import RunContext
 from memory_action.deadline import Deadline
 from memory_action.errors import GitHubError, Setting, Words, render
 from memory_action.inline_review import CachedReader, Published
-from memory_action.layers import Committed, Fetched, StartingMemory, restore_layers
+from memory_action.layers import StartingMemory
 from memory_action.maintenance import UNCHANGED, Upkeep
 from memory_action.maintenance_pr import save_or_propose
 from memory_action.memory.diff import memory_diff
-from memory_action.memory.provenance import Provenance, stamp_for_run, update
+from memory_action.memory.provenance import stamp_for_run, update
 from memory_action.memory.scrub import describe, redact, scan_once
 from memory_action.memory.sources import MemoryFiles, load_sources
 from memory_action.memory.state import MEMORY_FILE, read_memory, write_memory
+from memory_action.outcome import Outcome, RunResult
 from memory_action.plan import (  # re-exported: callers build Services from here
     GitHubAccess,
-    Outcome,
     Plan,
-    RunResult,
     Services,
     resolve_mode,
     saves_committed,
 )
-from memory_action.promotion import merge_comment_learning, overlay_from_comment, promote
+from memory_action.promotion import promote
 from memory_action.publish import figures_of, post_comment, write_summary
 from memory_action.pull_request import PrefetchingReader, PullRequestReader
+from memory_action.restore import restore
 from memory_action.review.gitattributes import GITATTRIBUTES
 from memory_action.scope import compute_scope
 from memory_action.settings import Mode, Settings
-from memory_action.store.base import RestoreResult
-from memory_action.trees import remove_tree
 
 if TYPE_CHECKING:
     from memory_action.review.engine import ReviewResult
@@ -184,49 +182,6 @@ def _limits_words(settings: Settings) -> Words:
 def _as_files(text: str) -> dict[str, str]:
     """For the diff: an empty memory is a missing file."""
     return {MEMORY_FILE: text} if text else {}
-
-
-def clear_folder(folder: Path) -> None:
-    """Memory comes only from the store: whatever the checkout has at ``memory_path`` (a pull
-    request could plant a file there, a link or a tree of any depth) is removed before the
-    restore, without following links or recursing."""
-    if folder.is_symlink() or folder.exists():
-        remove_tree(folder)
-
-
-def _empty_start() -> StartingMemory:
-    committed = Committed(Fetched(RestoreResult.miss()), "", frozenset(), Provenance({}))
-    return StartingMemory(RestoreResult.miss(), committed, None, "", Provenance({}), ())
-
-
-def restore(the_plan: Plan) -> StartingMemory:
-    scope, store, log = the_plan.scope, the_plan.services.store, the_plan.log
-    if not the_plan.settings.enable_memory:
-        return _empty_start()
-    clear_folder(the_plan.folder)
-    if scope.restore is None:
-        log.info(f"Memory: nothing to restore ({scope.write_note or scope.description}).")
-        return _empty_start()
-    if store is None:
-        log.notice(f"Memory is off for this run: {the_plan.services.store_note}")
-        return _empty_start()
-    with log.group(f"Restore {scope.description} from {store.name}"):
-        start = restore_layers(the_plan.layers(store), scope, overlay_from_comment(the_plan))
-        start = merge_comment_learning(the_plan, start)
-        _log_restore(the_plan, start)
-    return start
-
-
-def _log_restore(the_plan: Plan, start: StartingMemory) -> None:
-    log, restored = the_plan.log, start.restored
-    for warning in start.unread:
-        log.warning(f"Memory was not restored: {warning}")
-    if restored.hit:
-        log.info(f"Restored memory from key {restored.matched_key}")
-    elif not start.unread:
-        log.info(f"No memory saved yet for {the_plan.scope.description}")
-    for note in start.notes:
-        log.info(f"Memory: {note}")
 
 
 def _lay_out(the_plan: Plan, start: StartingMemory) -> None:

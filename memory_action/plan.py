@@ -1,7 +1,7 @@
-"""What one run is and what it produced: the types the pipeline's steps share.
+"""What one run is: the types the pipeline's steps share.
 
 ``Services`` carries every real client (built by ``main()``), ``Plan`` what the run decided
-before restoring anything, ``Outcome`` what happened, ``RunResult`` the action's outputs.
+before restoring anything. What happened is ``outcome``'s.
 """
 
 from __future__ import annotations
@@ -12,20 +12,18 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Protocol
 
-from memory_action.context import RunContext, fork_writable_ref
+from memory_action.context import RunContext
 from memory_action.deadline import Deadline
 from memory_action.errors import InputError, MemoryFileError, Naming, input_words
 from memory_action.gha import Workflow
-from memory_action.layers import LayerStore, StartingMemory
-from memory_action.memory.provenance import Provenance, Stamp
 from memory_action.memory.scrub import RefusalLog
-from memory_action.memory.sources import MemoryFiles, MemorySource, find_symlink
+from memory_action.memory.sources import MemoryFiles, find_symlink
 from memory_action.outgoing import SafeText
 from memory_action.pull_request import PullRequestCommenter, PullRequestReader, ReactionContent
 from memory_action.review.progress import ProgressHook
 from memory_action.scope import Layer, MemoryScope
 from memory_action.settings import Mode, Settings
-from memory_action.store.base import LayerAdmin, MemoryStore, SaveResult
+from memory_action.store.base import LayerAdmin, MemoryStore
 
 if TYPE_CHECKING:
     from langchain_core.language_models import BaseChatModel
@@ -36,7 +34,6 @@ if TYPE_CHECKING:
         TrustedComment,
         WorkflowRun,
     )
-    from memory_action.review.engine import ReviewResult
 
 
 class GitHubAccess(PullRequestCommenter, Protocol):
@@ -107,7 +104,7 @@ class Plan:
     def folder(self) -> Path:
         """The memory folder, which the run clears and writes: every use checks the folders on
         its way in the checkout (a pull request can commit ``cfg -> /elsewhere``). The folder
-        itself may be a link only until ``pipeline.clear_folder`` removes it."""
+        itself may be a link only until ``restore.clear_folder`` removes it."""
         relative = self.settings.memory_path
         unsafe = _unsafe_parent(self.files.workspace, relative)
         if unsafe:
@@ -125,75 +122,6 @@ class Plan:
     @property
     def masked(self) -> frozenset[str]:
         return self.log.masked_values
-
-    def layers(self, store: MemoryStore) -> LayerStore:
-        # Only the Actions cache answers from the run's ref chain, a fork's merge ref first.
-        from memory_action.store.actions_cache import ActionsCacheStore  # noqa: PLC0415
-
-        scoped = isinstance(store, ActionsCacheStore)
-        return LayerStore(
-            store=store,
-            scratch=self.scratch,
-            lister=self.services.layer_admin,
-            lossless=self.services.lossless,
-            masked=self.masked,
-            fork_writable_ref=fork_writable_ref(self.context) if scoped else "",
-        )
-
-
-@dataclass(frozen=True)
-class Outcome:
-    """What happened: the inputs of the comment, the summary and the outputs."""
-
-    start: StartingMemory
-    sources: list[MemorySource]
-    answer: str
-    final: str  # AGENTS.md after the run (secrets redacted)
-    memory_diff: str
-    saved: SaveResult
-    stamp: Stamp
-    provenance: Provenance
-    notes: tuple[str, ...] = ()
-    review: ReviewResult | None = None  # what the review cost and covered
-
-    @property
-    def save_note(self) -> str:
-        if self.saved.saved:
-            return f"Saved as `{self.saved.key}`."
-        return f"Not saved: {self.saved.reason}."
-
-
-@dataclass(frozen=True)
-class RunResult:
-    memory_hit: bool
-    memory_key: str
-    saved_key: str
-    memory_changed: bool
-    comment_url: str
-    response: str
-    memory_diff: str = ""  # for people (the CLI prints it); not an output
-    review: ReviewResult | None = None
-
-    def outputs(self) -> dict[str, str]:
-        outputs = {
-            "memory_hit": str(self.memory_hit).lower(),
-            "memory_key": self.memory_key,
-            "saved_key": self.saved_key,
-            "memory_changed": str(self.memory_changed).lower(),
-            "comment_url": self.comment_url,
-            "response": self.response,
-        }
-        if self.review is not None:
-            cost = self.review.cost
-            outputs |= {
-                "outcome": self.review.outcome,
-                "model_calls": str(cost.model_calls),
-                "tokens_in": str(cost.tokens_in),
-                "tokens_out": str(cost.tokens_out),
-                "files_reviewed": str(self.review.files_reviewed),
-                "files_skipped": str(self.review.files_skipped),
-            }
-        return outputs
 
 
 def _unsafe_parent(workspace: Path, relative: PurePosixPath) -> str:

@@ -27,8 +27,9 @@ from memory_action.memory.proposals import (
 )
 from memory_action.memory.provenance import Stamp, changed_entries, render_changes_markdown
 from memory_action.memory.render import render_memory_block
+from memory_action.outcome import Outcome
 from memory_action.outgoing import Form, gate
-from memory_action.plan import Outcome, Plan
+from memory_action.plan import Plan
 from memory_action.promotion import verified_proposal
 from memory_action.pull_request import CommentPermissionError
 from memory_action.review.tokens import text_tokens

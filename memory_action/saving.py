@@ -9,6 +9,7 @@ from memory_action.layers import StartingMemory, prepare_save, write_entry
 from memory_action.memory.provenance import Provenance
 from memory_action.memory.review_ledger import ReviewLedger
 from memory_action.plan import Plan
+from memory_action.restore import layers_of
 from memory_action.store.base import SaveResult
 
 # A store with compare-and-swap (the git store) refuses a save that lost a race: the run merges
@@ -48,7 +49,7 @@ def save(
         reason = reason or "no store"
         the_plan.log.info(f"Memory not saved: {reason}.")
         return SaveResult(saved=False, key=key, reason=reason)
-    layers = the_plan.layers(store)
+    layers = layers_of(the_plan, store)
     result = SaveResult(saved=False, key=key)
     for _ in range(MAX_SAVE_ATTEMPTS):
         text, state, provenance_saved, holds, notes = prepare_save(

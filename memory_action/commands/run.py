@@ -42,9 +42,11 @@ from memory_action.memory import items
 from memory_action.memory.diff import memory_diff
 from memory_action.memory.provenance import stamp_for_run, update
 from memory_action.memory.scrub import describe, find_secrets
+from memory_action.outcome import Outcome, RunResult
 from memory_action.outgoing import gate
-from memory_action.plan import GitHubAccess, Outcome, Plan, RunResult, Services
+from memory_action.plan import GitHubAccess, Plan, Services
 from memory_action.pull_request import CommentPermissionError, ReactionContent
+from memory_action.restore import restore
 from memory_action.scope import Layer, MemoryScope, committed_only, compute_scope
 from memory_action.settings import ScopeKind, Settings
 from memory_action.store.base import SaveResult
@@ -164,7 +166,7 @@ def _one_by_one(plans: _Plans, commands: Commands, reason: str) -> tuple[list[An
     result = RunResult(False, "", "", False, "", "")
     for command in commands.for_memory:
         plan = plans.next()
-        start = _restore(plan)
+        start = restore(plan)
         result = dataclasses.replace(
             result, memory_hit=start.restored.hit, memory_key=start.restored.matched_key or ""
         )
@@ -187,7 +189,7 @@ def _one_by_one(plans: _Plans, commands: Commands, reason: str) -> tuple[list[An
 
 def _on_pull_request(plan: Plan, commands: Commands) -> tuple[list[Answer], RunResult]:
     """Every command on the pull request's memory, then the proposal published once."""
-    start = _restore(plan)
+    start = restore(plan)
     result = RunResult(start.restored.hit, start.restored.matched_key or "", "", False, "", "")
     if start.unread:
         return [_unread(command, start) for command in commands.for_memory], result
@@ -266,12 +268,6 @@ def _landing(settings: Settings, context: RunContext, scope: MemoryScope) -> tup
             "cache token"
         )
     return Landing.NOWHERE, scope.write_note or "this run may not write memory"
-
-
-def _restore(plan: Plan) -> StartingMemory:
-    from memory_action.pipeline import restore  # noqa: PLC0415 - the pipeline routes here
-
-    return restore(plan)
 
 
 def _apply(plan: Plan, command: Command, text: str) -> tuple[str, Answer]:

@@ -9,8 +9,9 @@ from __future__ import annotations
 from memory_action import report
 from memory_action.commands.proposal_section import with_proposal
 from memory_action.errors import GitHubError
+from memory_action.outcome import Outcome
 from memory_action.outgoing import gate
-from memory_action.plan import Outcome, Plan
+from memory_action.plan import Plan
 from memory_action.publish import comment_proposal
 from memory_action.pull_request import CommentPermissionError
 

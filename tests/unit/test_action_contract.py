@@ -14,7 +14,7 @@ from typing import Any
 
 import yaml
 
-from memory_action.plan import RunResult
+from memory_action.outcome import RunResult
 from memory_action.review.budget import Cost
 from memory_action.review.engine import ReviewResult
 from memory_action.settings import LEARNED_FIELDS, Settings, parse_settings
