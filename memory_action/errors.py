@@ -38,10 +38,11 @@ of what raised it, which carries on without it::
                                                    block's rules: read as no proposal
 
 Not in the tree, on purpose: private signals that never leave their module (``agent.runner``'s
-``_Cancelled`` and ``_ModelCallError``, ``store.local``'s ``_CorruptEntry``, ``_Refused`` and
-``_NotRegular``, ``memory.tools``' ``_Refused``, whose message goes back to the model); and the
-built-in ``ValueError``, ``TypeError`` and ``KeyError``, which say a caller broke a function's
-contract (a bug), or which a parser of untrusted text raises and turns into "none" itself.
+``_Cancelled`` and ``_ModelCallError``; ``store.local``'s ``_CorruptEntry``, ``_Refused`` and
+``_NotRegular``; ``memory.tools``' ``_Refused`` and ``_SecretRefused``, whose message goes back to
+the model); and the built-in ``ValueError``, ``TypeError`` and ``KeyError``, which say a caller
+broke a function's contract (a bug), or which a parser of untrusted text raises and turns into
+"none" itself.
 """
 
 from __future__ import annotations
