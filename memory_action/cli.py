@@ -168,7 +168,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         from memory_action.main import main as run_action  # noqa: PLC0415
 
         return run_action()
-    from memory_action.errors import MemoryActionError  # noqa: PLC0415
+    from memory_action.errors import RunEnding, exit_for  # noqa: PLC0415
     from memory_action.gha import Workflow  # noqa: PLC0415
     from memory_action.local.words import cli_words  # noqa: PLC0415
     from memory_action.progress_line import ProgressLine, is_live_terminal  # noqa: PLC0415
@@ -182,9 +182,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     stop_ticking = progress.start_ticking() if ticking else lambda: None
     try:
         return _command(args, workflow, progress)
-    except MemoryActionError as exc:
-        workflow.error(exc.in_words(cli_words))  # settings named as flags and variables
-        return exc.exit_code
+    except RunEnding as ending:
+        told = exit_for(ending, cli_words)  # settings named as flags and variables
+        (workflow.error if told.failed else workflow.notice)(told.message)
+        return told.code
     except KeyboardInterrupt:
         workflow.error("Interrupted (Ctrl-C): the run stopped; memory is saved only at its end.")
         return INTERRUPTED

@@ -1,18 +1,48 @@
 """The one exception tree of memory-agent.
 
-Every expected failure is a ``MemoryActionError``; ``main()`` is the only place that turns one
-into an ``::error::`` line and an exit code (never a traceback)::
+Every exception memory-agent raises on purpose is a ``MemoryActionException``, placed below by
+what it means. What ends the run (``RunEnding``) is caught only by the entry points
+(``main.main``, the ``memory-agent`` command), and ``exit_for`` is the one place that turns it
+into a message and an exit code (never a traceback); each interface passes its own naming of
+settings (``input_words``, ``local.words.cli_words``). Every other branch is caught by the caller
+of what raised it, which carries on without it::
 
-    MemoryActionError            exit code  meaning
-    ├── InputError                   2      an ``INPUT_*`` value or CLI flag is invalid
-    ├── EventError                   3      the event file is missing, unreadable or malformed
-    ├── MemoryFileError              4      a memory source is not UTF-8, too large or unreadable
-    ├── AgentError                   5      the model failed, timed out or never answered
-    └── GitHubError                  6      a GitHub API call the run depends on failed
+    MemoryActionException               exit code  meaning
+    ├── RunEnding                                  ends the run: only the entry points catch it
+    │   ├── UnsupportedEvent                0      an outcome, not an error: an event the action
+    │   │                                          does not handle ends the run with a notice
+    │   └── MemoryActionError               1      an expected failure: one ``::error::`` line
+    │       ├── InputError                  2      an ``INPUT_*`` value or CLI flag is invalid
+    │       ├── EventError                  3      the event file is missing, unreadable or bad
+    │       ├── MemoryFileError             4      a memory source is not UTF-8, too large or
+    │       │                                      unreadable
+    │       ├── AgentError                  5      the model failed, timed out or never answered
+    │       │   ├── AgentRunError                  (agent.runner) no usable answer
+    │       │   ├── UnusableAnswerError            (review.answer) a batch's answer did not parse
+    │       │   ├── RequestTooLargeError           (review.limits) over the provider's limit
+    │       │   └── DailyQuotaError                (review.limits) the daily quota is used up
+    │       └── GitHubError                 6      a GitHub API call the run depends on failed
+    ├── CacheError                                 cache trouble: stores warn, it never fails a
+    │   │                                          job
+    │   ├── ServiceError                           (store.cache_protocol, its branch drawn there)
+    │   └── ArchiveError                           (store.archive) a corrupt, malicious or too
+    │                                              large archive
+    ├── GitRemoteError                             (store.git_remote) GitHub did not do a git
+    │   │                                          data call: the git store warns, the CLI says so
+    │   ├── StaleHeadError                         the branch moved: read again and retry
+    │   └── WriteRefusedError                      refused for good this run (protection or
+    │                                              permission): no further write is tried
+    ├── CommentPermissionError                     (pull_request) the token may not comment: the
+    │                                              review goes to the job summary
+    └── InvalidProposalError                       (memory.proposals) a proposal that breaks the
+                                                   block's rules: read as no proposal
 
-``CacheError`` is deliberately *not* a ``MemoryActionError``: cache trouble never fails a job,
-stores catch it and report a warning. An event the action does not handle is not an error:
-``UnsupportedEvent`` ends the run with a notice and exit code 0.
+Not in the tree, on purpose: private signals that never leave their module (``agent.runner``'s
+``_Cancelled`` and ``_ModelCallError``; ``store.local``'s ``_CorruptEntry``, ``_Refused`` and
+``_NotRegular``; ``memory.tools``' ``_Refused`` and ``_SecretRefused``, whose message goes back to
+the model); and the built-in ``ValueError``, ``TypeError`` and ``KeyError``, which say a caller
+broke a function's contract (a bug), or which a parser of untrusted text raises and turns into
+"none" itself.
 """
 
 from __future__ import annotations
@@ -48,13 +78,21 @@ def render(words: Words, naming: Naming = input_words) -> str:
     return "".join(part if isinstance(part, str) else naming(part) for part in words)
 
 
-class MemoryActionError(Exception):
+class MemoryActionException(Exception):  # noqa: N818 - the root of errors and outcomes alike
+    """Every exception memory-agent raises on purpose (see the tree above)."""
+
+
+class RunEnding(MemoryActionException):
+    """Ends the run: only the entry points catch it, and ``exit_for`` says how it ends."""
+
+    exit_code = 1
+
+
+class MemoryActionError(RunEnding):
     """An expected failure: reported as one ``::error::`` line, never as a traceback.
 
     The message is text, or ``Words`` that name settings: ``str()`` is the action's wording,
     ``in_words`` another interface's."""
-
-    exit_code = 1
 
     def __init__(self, message: str | Words = "") -> None:
         self.words: Words = (message,) if isinstance(message, str) else message
@@ -94,9 +132,32 @@ class GitHubError(MemoryActionError):
     exit_code = 6
 
 
-class UnsupportedEvent(Exception):  # noqa: N818 - it is an outcome, not an error
+class UnsupportedEvent(RunEnding):
     """The workflow event is not one the action handles; the run ends with a notice, exit 0."""
 
+    exit_code = 0
 
-class CacheError(Exception):
+
+class CacheError(MemoryActionException):
     """A cache service failure. Stores catch it and warn; it never fails the job."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class Exit:
+    """How a run that raised a ``RunEnding`` ends."""
+
+    code: int  # the process exit code
+    message: str  # settings named in the interface's words
+    failed: bool  # an error; else an outcome, told as a notice
+
+
+def exit_for(ending: RunEnding, naming: Naming = input_words) -> Exit:
+    """The message and exit code of ``ending``, settings named by ``naming``: the one place
+    where an exception becomes what a person reads."""
+    if isinstance(ending, MemoryActionError):
+        return Exit(code=ending.exit_code, message=ending.in_words(naming), failed=True)
+    return Exit(
+        code=ending.exit_code,
+        message=f"memory-agent does not handle {ending}; nothing to do.",
+        failed=False,
+    )

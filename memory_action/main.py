@@ -1,7 +1,8 @@
 """The composition root: builds the real clients and turns expected failures into exit codes.
 
-This is the only module that knows every concrete class, and the only place where an exception
-becomes an ``::error::`` line and an exit code (see ``memory_action.errors`` for the codes).
+This is the only module that knows every concrete class. A ``RunEnding`` becomes an
+``::error::`` line (or a notice) and an exit code here, in the words ``errors.exit_for`` gives it
+(see ``memory_action.errors`` for the codes).
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING
 
 from memory_action.context import PR_EVENTS, RunContext, load_context, read_event, settle_trust
-from memory_action.errors import MemoryActionError, UnsupportedEvent
+from memory_action.errors import RunEnding, UnsupportedEvent, exit_for
 from memory_action.gha import Workflow
 from memory_action.settings import Settings, check_credentials, parse_settings
 
@@ -42,16 +43,17 @@ def main(
     workflow = Workflow(env)
     try:
         return _run_action(env, workflow, build_model, sleep, timer)
-    except UnsupportedEvent as exc:
-        workflow.notice(f"memory-agent does not handle {exc}; nothing to do.")
-        return 0
-    except MemoryActionError as exc:
-        workflow.error(str(exc), title="memory-agent")
+    except RunEnding as ending:
+        told = exit_for(ending)  # settings named as inputs
+        if not told.failed:
+            workflow.notice(told.message)
+            return told.code
+        workflow.error(told.message, title="memory-agent")
         from memory_action.outgoing import gate  # noqa: PLC0415 - only on the error path
 
-        failed = gate(f"### memory-agent failed\n\n{exc}\n", workflow.masked_values)
+        failed = gate(f"### memory-agent failed\n\n{told.message}\n", workflow.masked_values)
         workflow.append_summary(failed)
-        return exc.exit_code
+        return told.code
 
 
 def _run_action(

@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal, Protocol, runtime_checkable
 
+from memory_action.errors import MemoryActionException
+
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
@@ -79,7 +81,7 @@ class PostedComment:
     created: bool  # False when an earlier comment of this agent was updated
 
 
-class CommentPermissionError(Exception):
+class CommentPermissionError(MemoryActionException):
     """The token may not comment (a fork PR's read-only token); the review goes to the summary."""
 
 

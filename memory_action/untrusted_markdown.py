@@ -33,11 +33,17 @@ from markdown_it import MarkdownIt
 from markdown_it.token import Token
 
 ZWSP = "\u200b"
+# A list item's marker, as CommonMark reads it: a bullet, or up to nine digits and "." or ")".
+LIST_MARKER = re.compile(r"(?:[-+*]|[0-9]{1,9}[.)])")
 # A fence line, also inside list items and block quotes (the prefix before the run).
-_FENCE = re.compile(r"((?:[ \t]*(?:>|(?:[-+*]|\d{1,9}[.)])(?=[ \t])))*[ \t]*)(`{3,}|~{3,})(.*)")
-_LIST_MARKER = re.compile(r"[-+*]|\d{1,9}[.)]")
-# An inline code span: not across a blank line (a span never crosses paragraphs).
-_CODE_SPAN = r"(?<![`\\])(?P<ticks>`+)(?!`)(?:[^\n]|\n(?![ \t]*\n))*?(?<!`)(?P=ticks)(?!`)"
+_FENCE = re.compile(
+    rf"((?:[ \t]*(?:>|{LIST_MARKER.pattern}(?=[ \t])))*[ \t]*)(`{{3,}}|~{{3,}})(.*)"
+)
+# An inline code span, ``code`` what it holds: not across a blank line (a span never crosses
+# paragraphs).
+CODE_SPAN = re.compile(
+    r"(?<![`\\])(?P<ticks>`+)(?!`)(?P<code>(?:[^\n]|\n(?![ \t]*\n))*?)(?<!`)(?P=ticks)(?!`)"
+)
 # Prose: any raw HTML (a tag, comment, declaration, processing instruction); not an autolink.
 _TAG_START = r"<(?=[A-Za-z/!?])(?![A-Za-z][A-Za-z0-9+.-]{1,31}:[^\s<>]*>)"
 # Code: the HTML that would still act if GitHub read this "code" as prose.
@@ -57,10 +63,10 @@ _AT_ENTITY = re.compile(r"^&[^;]*;")
 # What prose escapes, left to right: code spans are kept (their HTML broken), tags and mentions
 # are not. ``hard``: no code spans, every "<" that could start a tag.
 _PROSE = re.compile(
-    rf"(?P<span>{_CODE_SPAN})|(?P<tag>{_TAG_START})|(?P<mention>{_MENTION.pattern})", re.I
+    rf"(?P<span>{CODE_SPAN.pattern})|(?P<tag>{_TAG_START})|(?P<mention>{_MENTION.pattern})", re.I
 )
 _PROSE_HARD = re.compile(rf"(?P<tag><(?=[A-Za-z/!?]))|(?P<mention>{_MENTION.pattern})", re.I)
-_SPAN_OR_TICKS = re.compile(rf"(?P<span>{_CODE_SPAN})|`+")
+_SPAN_OR_TICKS = re.compile(rf"(?P<span>{CODE_SPAN.pattern})|`+")
 _MARKER_START = re.compile(r"<!--(?=\s*memory-agent:)", re.I)
 # The words of the proposal block and its checkboxes (memory.proposals), even without "<!--".
 _PROPOSAL_WORD = re.compile(r"memory-agent(?=\s*:\s*(?:proposal|item))", re.I)
@@ -76,8 +82,7 @@ _PROBE = "memory-agent-probe"  # a paragraph that must stay one after the review
 def fence(text: str, info: str = "", char: str = "`") -> str:
     """``text`` as a fenced code block no line of it can close: the fence (of ``char``, backtick
     or tilde) is longer than every run of that character inside."""
-    longest = max((len(run) for run in re.findall(re.escape(char) + "+", text)), default=0)
-    marks = char * max(3, longest + 1)
+    marks = char * max(3, _longest_run(text, char) + 1)
     return f"{marks}{info}\n{text}\n{marks}"
 
 
@@ -85,9 +90,14 @@ def code_span(text: str) -> str:
     """Inline code that holds any text (backticks included) on one line: a line end inside
     (a path can hold one) would let what follows it out of the span."""
     text = " ".join(normalise_line_ends(text).split("\n"))
-    ticks = "`" * (max((len(r) for r in re.findall(r"`+", text)), default=0) + 1)
+    ticks = "`" * (_longest_run(text, "`") + 1)
     pad = " " if text.startswith("`") or text.endswith("`") else ""
     return f"{ticks}{pad}{text}{pad}{ticks}"
+
+
+def _longest_run(text: str, char: str) -> int:
+    """The longest run of ``char`` in ``text``: a fence or a span's ticks must be longer."""
+    return max((len(run) for run in re.findall(re.escape(char) + "+", text)), default=0)
 
 
 def safe_markdown(text: str) -> str:
@@ -288,4 +298,4 @@ def _closes(match: re.Match[str], closer: str) -> bool:
 def _closer_for(match: re.Match[str]) -> str:
     """The opener's container prefix (list markers as spaces) and fence: closes it in place."""
     prefix, run, _ = match.groups()
-    return _LIST_MARKER.sub(lambda m: " " * len(m.group(0)), prefix) + run
+    return LIST_MARKER.sub(lambda m: " " * len(m.group(0)), prefix) + run

@@ -10,7 +10,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import Final, Literal
 
+from memory_action.commands.parse import Verb
 from memory_action.memory.items import Item, items
 from memory_action.memory.proposals import shown_line
 from memory_action.memory.provenance import Provenance
@@ -25,9 +27,12 @@ GIT_HINT = (
 )
 
 
+LEFT_OVER: Final = "more"  # the heading of the answer about commands past the limit (no verb's own)
+
+
 @dataclass(frozen=True)
 class Answer:
-    verb: str
+    verb: Verb | Literal["more"]  # the command answered, or ``LEFT_OVER``
     text: str
     done: bool  # what was asked was done (or answered)
 

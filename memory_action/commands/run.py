@@ -83,9 +83,9 @@ def run_commands(
     answers: list[Answer] = []
     result = RunResult(False, "", "", False, "", "")
     if commands.for_memory and not commenter_may_write(context, github):
-        answers.append(Answer("memory", replies.not_a_writer(), done=False))
+        answers.append(Answer(Verb.MEMORY, replies.not_a_writer(), done=False))
     elif commands.for_memory and not settings.enable_memory:
-        answers.append(Answer("memory", "Memory is off here (`enable_memory: false`).", False))
+        answers.append(Answer(Verb.MEMORY, "Memory is off here (`enable_memory: false`).", False))
     elif commands.for_memory:
         with tempfile.TemporaryDirectory(prefix="memory-agent-") as scratch:
             # A person with write access wrote the command; no model reads anything else.
@@ -100,14 +100,22 @@ def _unhandled(context: RunContext, commands: Commands) -> list[Answer]:
     """``review`` where it is not run, and commands past the limit: said, never dropped."""
     notes: list[Answer] = []
     if commands.asks_review and context.pull_request is None:
-        notes.append(Answer("review", "`review` reviews pull requests; this is an issue.", False))
+        notes.append(
+            Answer(Verb.REVIEW, "`review` reviews pull requests; this is an issue.", False)
+        )
     elif commands.asks_review:
         notes.append(
-            Answer("review", "A review runs when `review` is asked in a comment of its own.", False)
+            Answer(
+                Verb.REVIEW, "A review runs when `review` is asked in a comment of its own.", False
+            )
         )
     if commands.left_over:
         notes.append(
-            Answer("more", f"{commands.left_over} more command(s) were not read: ask again.", False)
+            Answer(
+                replies.LEFT_OVER,
+                f"{commands.left_over} more command(s) were not read: ask again.",
+                False,
+            )
         )
     return notes
 

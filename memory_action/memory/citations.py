@@ -24,8 +24,9 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from memory_action.memory.merge import CONFLICT_END, CONFLICT_MIDDLE, CONFLICT_START
+from memory_action.untrusted_markdown import CODE_SPAN
 
-_CODE_SPAN = re.compile(r"`([^`\n]{1,200})`")
+MAX_CITATION_CHARS = 200  # a longer code span is code or a command, no citation
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _DOTTED = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)+")
 _PATH = re.compile(r"[A-Za-z0-9_.@+-]+(?:/[A-Za-z0-9_.@+-]+)*/?")
@@ -84,8 +85,9 @@ def parse_items(memory: str) -> list[Item]:
 
 
 def citations_in(text: str) -> Iterator[Citation]:
-    for match in _CODE_SPAN.finditer(text):
-        citation = parse_citation(match.group(1).strip())
+    for match in CODE_SPAN.finditer(text):
+        code = match.group("code")
+        citation = parse_citation(code.strip()) if len(code) <= MAX_CITATION_CHARS else None
         if citation is not None:
             yield citation
 

@@ -14,6 +14,7 @@ import re
 from dataclasses import dataclass
 
 from memory_action.numbers import ascii_int
+from memory_action.untrusted_markdown import LIST_MARKER
 
 MAX_ITEM_CHARS = 1_000  # one remembered item: a rule, not a document
 CLEAR_RATIO = 0.75  # the closest item is the one meant when it is this similar ...
@@ -21,7 +22,7 @@ CLEAR_LEAD = 0.1  # ... and this much closer than the next one
 CANDIDATE_RATIO = 0.4  # less similar than this is no candidate at all
 MAX_CANDIDATES = 3
 
-_BULLET = re.compile(r"(?:[-*+]|[0-9]{1,9}[.)])[ \t]+")
+_BULLET = re.compile(rf"{LIST_MARKER.pattern}[ \t]+")
 
 
 @dataclass(frozen=True)

@@ -48,6 +48,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 
 from memory_action.context import Trust
+from memory_action.errors import MemoryActionException
 from memory_action.report import PROPOSAL_LIMIT, safe_markdown
 from memory_action.settings import AGENT_NAME
 from memory_action.untrusted_markdown import code_span
@@ -113,7 +114,7 @@ class Proposal:
     items: tuple[ProposalItem, ...]
 
 
-class InvalidProposalError(ValueError):
+class InvalidProposalError(MemoryActionException):
     """A proposal (or block) that does not keep this module's rules."""
 
 
@@ -208,7 +209,8 @@ def _checked_stamp(stamp: Stamp | None) -> Stamp | None:
 
 
 def apply_items(base: str, items: Iterable[ProposalItem]) -> str:
-    """``base`` with these items applied and no others; ValueError when they do not apply.
+    """``base`` with these items applied and no others; InvalidProposalError when they do not
+    apply.
 
     Items are applied by position, so a base with repeated identical lines is no problem; they
     must not overlap, and each one's ``removed`` must be what the base holds there.
@@ -384,7 +386,15 @@ def decode_block(body: str, agent: str) -> Proposal | None:
         return None
     try:
         return _parse_payload(_read_document(body[start:end]), agent)
-    except (ValueError, TypeError, KeyError, RecursionError, zlib.error, binascii.Error):
+    except (
+        InvalidProposalError,
+        ValueError,
+        TypeError,
+        KeyError,
+        RecursionError,
+        zlib.error,
+        binascii.Error,
+    ):
         return None
 
 

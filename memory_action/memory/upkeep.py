@@ -12,11 +12,12 @@ from dataclasses import dataclass
 from memory_action.memory.citations import Item, StaleItem
 from memory_action.memory.merge import CONFLICT_END, CONFLICT_MIDDLE, CONFLICT_START
 from memory_action.memory.similar import candidate_pairs
+from memory_action.untrusted_markdown import LIST_MARKER
 
 SIMILAR = 0.85  # difflib ratio from which two items say the same thing
 _CHECK_EVERY = 256  # candidates between looks at the deadline
 MAX_LISTED = 40  # of each kind, so the list stays short next to memory itself
-_BULLET = re.compile(r"^(?:[-*+]|\d+[.)])\s+(?:\[[ xX]\]\s+)?")
+_BULLET = re.compile(rf"^{LIST_MARKER.pattern}\s+(?:\[[ xX]\]\s+)?")  # and a task's box
 
 
 @dataclass(frozen=True)

@@ -39,9 +39,9 @@ class InlineComment:
 
     path: str
     line: int
-    side: str  # RIGHT | LEFT
+    side: Side
     start_line: int | None
-    start_side: str | None
+    start_side: Side | None
     body: SafeText
 
 

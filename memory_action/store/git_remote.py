@@ -29,6 +29,8 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
+from memory_action.errors import MemoryActionException
+
 if TYPE_CHECKING:
     from github.Repository import Repository
 
@@ -96,7 +98,7 @@ _PROTECTION_SIGNS = ("protected branch", "repository rule violations", "rule vio
 _PERMISSION_SIGNS = ("resource not accessible", "must have push access", "permission")
 
 
-class GitRemoteError(Exception):
+class GitRemoteError(MemoryActionException):
     """GitHub did not do what was asked; the message says what and why, in one line."""
 
 

@@ -270,7 +270,7 @@ def test_equal_hunks_get_different_ids() -> None:
     ],
 )
 def test_invalid_arguments_are_refused(agent: str, pr: int, stamp: dict[str, object]) -> None:
-    with pytest.raises(ValueError, match=r"agent|pull request|stamp"):
+    with pytest.raises(InvalidProposalError, match=r"agent|pull request|stamp"):
         build_proposal(agent, pr, "", "x\n", trusted=True, stamp=stamp)  # type: ignore[arg-type]
 
 
