@@ -38,12 +38,12 @@ from memory_action.pull_request import PullRequestReader
 from memory_action.review.progress import ProgressHook
 from memory_action.settings import (
     API_KEY_VARIABLES,
-    Secret,
     Settings,
     parse_settings,
     provider_api_key,
 )
 from memory_action.store.hygiene import LocalLayerAdmin
+from memory_action.store.secret import Secret
 
 TOKEN_VARIABLES = ("GITHUB_TOKEN", "GH_TOKEN")
 

@@ -18,7 +18,6 @@ from types import TracebackType
 import httpx
 
 from memory_action.errors import CacheError
-from memory_action.gha import Workflow
 from memory_action.store.archive import (
     ArchiveError,
     ArchiveLimits,
@@ -28,7 +27,7 @@ from memory_action.store.archive import (
     extract_archive,
     fix_ownership,
 )
-from memory_action.store.base import RestoreKeys, RestoreResult, SaveResult
+from memory_action.store.base import RestoreKeys, RestoreResult, SaveResult, StoreLog
 from memory_action.store.cache_blob import BlobSizes, BlobTransfer
 from memory_action.store.cache_env import CacheConfig, CacheProtocol
 from memory_action.store.cache_http import HttpSession, Timeouts
@@ -110,7 +109,7 @@ class ActionsCacheStore:
         self,
         config: CacheConfig,
         folder: PurePosixPath,
-        workflow: Workflow,
+        log: StoreLog,
         *,
         client: httpx.Client | None = None,
         tuning: CacheTuning | None = None,
@@ -119,12 +118,12 @@ class ActionsCacheStore:
             raise ValueError(f"the memory folder must be relative to the workspace: {folder}")
         self._config = config
         self._relative = folder
-        self._workflow = workflow
+        self._log = log
         self._tuning = tuning or CacheTuning()
         self._owns_client = client is None
         self._client = client if client is not None else httpx.Client(follow_redirects=False)
-        workflow.add_mask(config.token.reveal())
-        http = HttpSession(self._client, workflow, self._tuning.timeouts)
+        log.add_mask(config.token.reveal())
+        http = HttpSession(self._client, log, self._tuning.timeouts)
         self._backend: CacheBackend = build_backend(config, http, self._tuning)
         self._write_denied = False
         # Read through once per run: entries are immutable, so an entry downloaded once is
@@ -178,7 +177,7 @@ class ActionsCacheStore:
             return RestoreResult.miss(warning=f"not restoring from the {self.name}: {problem}")
         if not self._config.may_read:
             # The caller tells the user once; this is the trace.
-            self._workflow.debug(f"ACTIONS_CACHE_MODE={self._config.mode}: no cache lookup")
+            self._log.debug(f"ACTIONS_CACHE_MODE={self._config.mode}: no cache lookup")
             return RestoreResult.miss()
         try:
             return self._restore(keys, folder)
@@ -190,7 +189,7 @@ class ActionsCacheStore:
     def _restore(self, keys: RestoreKeys, folder: Path) -> RestoreResult:
         found = self._lookup(keys)
         if found is None:
-            self._workflow.info(f"Cache not found for keys: {', '.join(keys.all())}")
+            self._log.info(f"Cache not found for keys: {', '.join(keys.all())}")
             return RestoreResult.miss()
         hit, archive, compression = self._archive(keys, found)
         try:
@@ -200,7 +199,7 @@ class ActionsCacheStore:
             return RestoreResult.refused(hit.matched_key, why, self.name)
         fix_ownership(folder, self._config.workspace)
         label = "Cache hit for" if hit.matched_key == keys.primary else "Cache hit for restore-key"
-        self._workflow.info(f"{label}: {hit.matched_key}")
+        self._log.info(f"{label}: {hit.matched_key}")
         return RestoreResult(hit=True, matched_key=hit.matched_key)
 
     def _archive(self, keys: RestoreKeys, found: _Found) -> tuple[Hit, Path, Compression]:
@@ -264,7 +263,7 @@ class ActionsCacheStore:
         except (CacheError, OSError) as exc:
             reason = self._safe(f"memory was not saved to the {self.name}: {exc}")
             return SaveResult(saved=False, key=key, reason=reason)
-        self._workflow.info(f"Cache saved with key: {key}")
+        self._log.info(f"Cache saved with key: {key}")
         return SaveResult(saved=True, key=key, size_bytes=size)
 
     def _refuse_save(self, key: str) -> SaveResult | None:
@@ -312,7 +311,7 @@ class ActionsCacheStore:
             raise ValueError(f"this store serves {expected}, not {folder}")
 
     def _safe(self, text: str) -> str:
-        return self._workflow.redact(text)
+        return self._log.redact(text)
 
 
 def _read_only(key: str) -> SaveResult:

@@ -16,7 +16,7 @@ import requests
 from github import Auth, Github, GithubException
 from github.Requester import Requester
 
-from memory_action.gha import Workflow
+from memory_action.store.base import StoreLog
 
 API_VERSION = "2022-11-28"
 HEADERS = {"Accept": "application/vnd.github+json", "X-GitHub-Api-Version": API_VERSION}
@@ -55,18 +55,16 @@ def parse_entry(item: dict[str, Any]) -> CacheEntryInfo | None:
 class CacheAdmin:
     """Lists and deletes the cache entries of one repository."""
 
-    def __init__(self, requester: Requester, repository: str, workflow: Workflow) -> None:
+    def __init__(self, requester: Requester, repository: str, log: StoreLog) -> None:
         self._requester = requester
         self._path = f"/repos/{repository}/actions/caches"
-        self._workflow = workflow
+        self._log = log
         # Listed once per run: pruning after the save deletes what the restore listed (entries
         # this run merged), so it needs no newer listing; a deletion forgets it.
         self._listed: dict[tuple[str, str], list[CacheEntryInfo] | None] = {}
 
     @classmethod
-    def from_token(
-        cls, token: str, repository: str, workflow: Workflow, api_url: str
-    ) -> CacheAdmin:
+    def from_token(cls, token: str, repository: str, log: StoreLog, api_url: str) -> CacheAdmin:
         client = Github(
             auth=Auth.Token(token),
             base_url=api_url,
@@ -77,7 +75,7 @@ class CacheAdmin:
             seconds_between_requests=None,
             seconds_between_writes=None,
         )
-        return cls(client.requester, repository, workflow)
+        return cls(client.requester, repository, log)
 
     def list_entries(self, key_prefix: str, ref: str) -> list[CacheEntryInfo] | None:
         """Entries whose key starts with ``key_prefix`` in ``ref``, newest first, every page.
@@ -152,15 +150,15 @@ class CacheAdmin:
         except requests.RequestException as exc:
             self._skip(f"deleting cache entry {entry.key}", exc)
             return 0
-        self._workflow.debug(f"Deleted superseded cache entry {entry.key} ({entry.ref})")
+        self._log.debug(f"Deleted superseded cache entry {entry.key} ({entry.ref})")
         return 1
 
     def _skip(self, what: str, exc: Exception) -> None:
         status = exc.status if isinstance(exc, GithubException) else None
         if status in QUIET_STATUSES:
-            self._workflow.debug(f"Cache hygiene skipped: {what} got HTTP {status}")
+            self._log.debug(f"Cache hygiene skipped: {what} got HTTP {status}")
         else:
-            self._workflow.debug(f"Cache hygiene skipped: {what} failed: {type(exc).__name__}")
+            self._log.debug(f"Cache hygiene skipped: {what} failed: {type(exc).__name__}")
 
 
 def _aware(moment: datetime) -> datetime:
