@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import os
 import tempfile
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from types import TracebackType
@@ -42,9 +41,8 @@ from memory_action.store.cache_protocol import (
 )
 from memory_action.store.cache_twirp import TwirpCacheClient
 from memory_action.store.cache_v1 import CHUNK_SIZE, V1CacheClient
+from memory_action.store.keys import key_problem, keys_problem
 
-MAX_KEY_LENGTH = 512
-MAX_KEYS = 10
 READ_ONLY_MESSAGE = (
     "the cache token of this run is read-only (events such as issue_comment and "
     "pull_request_target get a read-only cache since 2026-06-26); memory was not saved"
@@ -68,20 +66,6 @@ class _Found:
     hit: Hit
     compression: Compression
     version: str
-
-
-def key_problem(keys: Sequence[str]) -> str | None:
-    """Why ``@actions/cache`` would refuse these keys (primary first), or None."""
-    if len(keys) > MAX_KEYS:
-        return f"{len(keys)} keys given; the primary key plus restore keys are at most {MAX_KEYS}"
-    for key in keys:
-        if not key:
-            return "a cache key must not be empty"
-        if len(key) > MAX_KEY_LENGTH:
-            return f"key {key[:40]!r}… has {len(key)} characters; the limit is {MAX_KEY_LENGTH}"
-        if "," in key:
-            return f"key {key!r} contains a comma, which the Actions cache refuses"
-    return None
 
 
 def build_backend(
@@ -172,7 +156,7 @@ class ActionsCacheStore:
         ``folder`` may be any folder (the entry's memory folder is extracted into it): runs read
         older entries into scratch folders to merge them.
         """
-        problem = key_problem(keys.all())
+        problem = keys_problem(keys.all())
         if problem is not None:
             return RestoreResult.miss(warning=f"not restoring from the {self.name}: {problem}")
         if not self._config.may_read:
@@ -268,7 +252,7 @@ class ActionsCacheStore:
 
     def _refuse_save(self, key: str) -> SaveResult | None:
         """A result when the save must not even be tried (no request is sent), else None."""
-        problem = key_problem([key])
+        problem = key_problem(key)
         if problem is not None:
             return SaveResult(saved=False, key=key, reason=f"not saved: {problem}")
         if not self._config.may_write:
