@@ -8,13 +8,13 @@ are skipped with a debug line.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any
+from typing import Annotated
 
 import requests
 from github import Auth, Github, GithubException
 from github.Requester import Requester
+from pydantic import BaseModel, BeforeValidator, ConfigDict, ValidationError
 
 from memory_action.store.base import StoreLog
 
@@ -25,30 +25,37 @@ MAX_PAGES = 50  # 5000 entries of one prefix and ref: far more than hygiene ever
 QUIET_STATUSES = frozenset({403, 404})
 
 
-@dataclass(frozen=True)
-class CacheEntryInfo:
-    """One entry as the list API describes it."""
+def _iso_time(value: object) -> datetime:
+    """An ISO 8601 time as the API writes it; a naive one is taken as UTC, so times compare."""
+    moment = datetime.fromisoformat(str(value))
+    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
+
+
+class CacheEntryInfo(BaseModel):
+    """One entry as the list API describes it (parsed from its untrusted answer)."""
+
+    model_config = ConfigDict(frozen=True)
 
     id: int
     ref: str
     key: str
-    version: str
-    created_at: datetime
-    size_in_bytes: int = 0
+    version: str = ""
+    created_at: Annotated[datetime, BeforeValidator(_iso_time)]
+    size_in_bytes: Annotated[int, BeforeValidator(lambda size: size or 0)] = 0
 
 
-def parse_entry(item: dict[str, Any]) -> CacheEntryInfo | None:
+class _ListedPage(BaseModel):
+    """One page of ``GET /repos/{repo}/actions/caches``; each entry is parsed on its own, so one
+    malformed entry does not hide the others."""
+
+    actions_caches: list[object] = []
+
+
+def parse_entry(item: object) -> CacheEntryInfo | None:
     """An entry of ``actions_caches``, or None when a field is missing or malformed."""
     try:
-        return CacheEntryInfo(
-            id=int(item["id"]),
-            ref=str(item["ref"]),
-            key=str(item["key"]),
-            version=str(item.get("version", "")),
-            created_at=_aware(datetime.fromisoformat(str(item["created_at"]))),
-            size_in_bytes=int(item.get("size_in_bytes") or 0),
-        )
-    except (KeyError, TypeError, ValueError):
+        return CacheEntryInfo.model_validate(item)
+    except ValidationError:
         return None
 
 
@@ -98,14 +105,14 @@ class CacheAdmin:
                 if isinstance(exc, GithubException) and exc.status in QUIET_STATUSES:
                     return None
                 break
-            parsed = (parse_entry(item) for item in items if isinstance(item, dict))
+            parsed = (parse_entry(item) for item in items)
             entries += [e for e in parsed if e and e.key.startswith(key_prefix) and e.ref == ref]
             if len(items) < PER_PAGE:
                 break
         entries.sort(key=lambda entry: entry.created_at, reverse=True)
         return entries
 
-    def _page(self, key_prefix: str, ref: str, page: int) -> list[Any]:
+    def _page(self, key_prefix: str, ref: str, page: int) -> list[object]:
         parameters = {
             "key": key_prefix,
             "ref": ref,
@@ -117,8 +124,10 @@ class CacheAdmin:
         _, data = self._requester.requestJsonAndCheck(
             "GET", self._path, parameters=parameters, headers=dict(HEADERS)
         )
-        items = data.get("actions_caches") if isinstance(data, dict) else None
-        return items if isinstance(items, list) else []
+        try:
+            return _ListedPage.model_validate(data).actions_caches
+        except ValidationError:
+            return []
 
     def delete_keys(
         self, prefix: str, ref: str, keys: frozenset[str], *, keep_key: str, version: str | None
@@ -159,8 +168,3 @@ class CacheAdmin:
             self._log.debug(f"Cache hygiene skipped: {what} got HTTP {status}")
         else:
             self._log.debug(f"Cache hygiene skipped: {what} failed: {type(exc).__name__}")
-
-
-def _aware(moment: datetime) -> datetime:
-    """Naive times are taken as UTC, so they compare with the API's."""
-    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
