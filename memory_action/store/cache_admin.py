@@ -12,7 +12,7 @@ from datetime import UTC, datetime
 from typing import Annotated
 
 import requests
-from github import Auth, Github, GithubException
+from github import GithubException
 from github.Requester import Requester
 from pydantic import BaseModel, BeforeValidator, ConfigDict, ValidationError
 
@@ -60,7 +60,8 @@ def parse_entry(item: object) -> CacheEntryInfo | None:
 
 
 class CacheAdmin:
-    """Lists and deletes the cache entries of one repository."""
+    """Lists and deletes the cache entries of one repository, through the requester of the
+    run's GitHub client (its token, timeout and retries of reads)."""
 
     def __init__(self, requester: Requester, repository: str, log: StoreLog) -> None:
         self._requester = requester
@@ -69,20 +70,6 @@ class CacheAdmin:
         # Listed once per run: pruning after the save deletes what the restore listed (entries
         # this run merged), so it needs no newer listing; a deletion forgets it.
         self._listed: dict[tuple[str, str], list[CacheEntryInfo] | None] = {}
-
-    @classmethod
-    def from_token(cls, token: str, repository: str, log: StoreLog, api_url: str) -> CacheAdmin:
-        client = Github(
-            auth=Auth.Token(token),
-            base_url=api_url,
-            api_version=API_VERSION,
-            timeout=30,
-            retry=None,  # hygiene is best effort: a failed call is skipped, never waited on
-            # A run lists once and deletes a few entries: PyGithub's pauses only add latency.
-            seconds_between_requests=None,
-            seconds_between_writes=None,
-        )
-        return cls(client.requester, repository, log)
 
     def list_entries(self, key_prefix: str, ref: str) -> list[CacheEntryInfo] | None:
         """Entries whose key starts with ``key_prefix`` in ``ref``, newest first, every page.
