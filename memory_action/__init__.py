@@ -1,3 +1,5 @@
 """memory-agent: an LLM review agent whose memory survives between GitHub Actions runs."""
 
-__version__ = "0.1.0"
+from memory_action.version import __version__
+
+__all__ = ["__version__"]

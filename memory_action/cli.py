@@ -195,13 +195,16 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _command(args: argparse.Namespace, workflow: Workflow, progress: ProgressHook) -> int:
+    # The one GitHub client of a command that reads a repository: built as the action builds it.
+    from memory_action.main import github_client  # noqa: PLC0415
+
     if args.command == "review":
         from memory_action.local.review import review  # noqa: PLC0415
 
-        return review(args, os.environ, workflow, progress)
+        return review(args, os.environ, workflow, github_client, progress)
     from memory_action.local.memory_cli import memory_command  # noqa: PLC0415
 
-    return memory_command(args, os.environ, sys.stdout)
+    return memory_command(args, os.environ, sys.stdout, github_client)
 
 
 if __name__ == "__main__":

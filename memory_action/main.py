@@ -72,9 +72,9 @@ def _run_action(
     settings = parse_settings(env, ask_server=ask_server)
     check_credentials(settings, env)  # after load_context: an unhandled event needs none
     from memory_action import pipeline  # noqa: PLC0415 - keep unhandled events fast
-    from memory_action.github.client import GitHubClient, pull_request_from_event  # noqa: PLC0415
+    from memory_action.github.client import pull_request_from_event  # noqa: PLC0415
 
-    github = GitHubClient(settings.github_token.reveal(), context.api_url, context.repository)
+    github = github_client(settings.github_token.reveal(), context.api_url, context.repository)
     if context.pull_request is not None and context.event_name in PR_EVENTS:
         known = pull_request_from_event(event)  # one API read fewer (issue 18)
         if known is not None:
@@ -88,7 +88,7 @@ def _run_action(
         and not github.wrote_review_comment(pr.number, reply_to)
     ):
         raise UnsupportedEvent("a reply to a review comment the agent did not write")
-    from memory_action.store.git_choice import allow_git_writes  # noqa: PLC0415
+    from memory_action.store_wiring import allow_git_writes  # noqa: PLC0415
 
     context = allow_git_writes(settings, context)
     services = build_services(settings, context, env, workflow, build_model, github=github)
@@ -101,6 +101,14 @@ def _run_action(
         form = Form.MARKDOWN if name == "response" else Form.TEXT
         workflow.set_output(name, gate(value, workflow.masked_values, form=form))
     return 0
+
+
+def github_client(token: str, api_url: str, repository: str) -> GitHubClient:
+    """The run's one GitHub client: every part of the run that talks to GitHub gets this one
+    (the action's run, and each ``memory-agent`` command that reads a repository)."""
+    from memory_action.github.client import GitHubClient  # noqa: PLC0415 - PyGithub loads slowly
+
+    return GitHubClient(token, api_url, repository)
 
 
 def mask_secrets(settings: Settings, workflow: Workflow) -> None:
@@ -119,13 +127,12 @@ def build_services(
     github: GitHubClient | None = None,
 ) -> Services:
     from memory_action import pipeline  # noqa: PLC0415
-    from memory_action.github.client import GitHubClient  # noqa: PLC0415
     from memory_action.progress_line import ProgressLine  # noqa: PLC0415
-    from memory_action.store.factory import actions_store  # noqa: PLC0415
+    from memory_action.store_wiring import actions_store  # noqa: PLC0415
 
-    choice = actions_store(settings, context, env, workflow)
     if github is None:
-        github = GitHubClient(settings.github_token.reveal(), context.api_url, context.repository)
+        github = github_client(settings.github_token.reveal(), context.api_url, context.repository)
+    choice = actions_store(settings, context, env, workflow, github)
     return pipeline.Services(
         workflow=workflow,
         store=choice.store,

@@ -33,10 +33,9 @@ from urllib.parse import quote
 from memory_action.context import RunContext
 from memory_action.settings import ScopeKind, Settings
 from memory_action.store.base import RestoreKeys
+from memory_action.store.keys import key_problem, keys_problem
 
 KEY_FORMAT = "memory-agent/v1"
-MAX_KEY_LENGTH = 512
-MAX_RESTORE_KEYS = 10
 MAX_ENCODED_PART = 120
 MAX_ENCODED_HEAD = 40  # the readable head kept before the hash of a part too long to keep
 NONCE_BYTES = 4  # 8 hex digits: matrix legs of one job never meet (1 in 4 billion per pair)
@@ -211,9 +210,8 @@ def _committed_ref(settings: Settings, context: RunContext) -> str:
 
 def _check_keys(restore: RestoreKeys | None, save_key: str | None) -> None:
     """The cache's key rules; a violation here is a bug in this module, not user input."""
-    keys = [*(restore.all() if restore else ()), *([save_key] if save_key else [])]
-    if restore is not None and len(restore.all()) > MAX_RESTORE_KEYS:
-        raise AssertionError(f"too many restore keys: {restore}")
-    for key in keys:
-        if len(key) > MAX_KEY_LENGTH or "," in key:
-            raise AssertionError(f"key breaks the cache's key rules: {key!r}")
+    problem = (keys_problem(restore.all()) if restore else None) or (
+        key_problem(save_key) if save_key else None
+    )
+    if problem is not None:
+        raise AssertionError(f"a key breaks the cache's key rules: {problem}")

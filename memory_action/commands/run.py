@@ -50,7 +50,7 @@ from memory_action.restore import restore
 from memory_action.scope import Layer, MemoryScope, committed_only, compute_scope
 from memory_action.settings import ScopeKind, Settings
 from memory_action.store.base import SaveResult
-from memory_action.store.git_choice import uses_git
+from memory_action.store_wiring import uses_git
 
 
 class Landing(enum.Enum):

@@ -9,7 +9,6 @@ repository. Which memory is shown is said on stderr, so stdout stays the entries
 from __future__ import annotations
 
 import argparse
-import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -17,7 +16,9 @@ from typing import TextIO
 from urllib.parse import unquote
 
 from memory_action.errors import InputError
+from memory_action.local.connect import Connect
 from memory_action.local.diff import LOCAL_NUMBER
+from memory_action.local.local_store import local_layer, open_store, say
 from memory_action.local.repository import (
     NO_REPOSITORY,
     RepositoryStore,
@@ -30,11 +31,8 @@ from memory_action.memory.state import MEMORY_FILE, PROVENANCE_FILE
 from memory_action.scope import agent_prefix as prefix_of
 from memory_action.settings import parse_agent_name
 from memory_action.store.local import (
-    STORE_DIR_VARIABLE,
     EntryStore,
-    LocalDirectoryStore,
     StoredEntry,
-    default_store_dir,
 )
 
 HISTORY_COMMANDS = ("log", "rollback", "export", "import")
@@ -58,11 +56,6 @@ class View:
         return store.name
 
 
-def local_layer(agent_name: str) -> str:
-    """Where ``review --local`` saves: the overlay of the local change (``pr-0``)."""
-    return f"{prefix_of(agent_name)}repo/pr-{LOCAL_NUMBER}/"
-
-
 def layer_name(key: str, agent_name: str) -> str:
     """The layer a key of the agent's belongs to, for people."""
     rest = key.partition(prefix_of(agent_name))[2]
@@ -84,36 +77,6 @@ def _overlay_or_committed(part: str, scope: str) -> str:
     return f"pull request #{part.removeprefix('pr-')}"
 
 
-def say(message: str) -> None:
-    """Which memory a command shows: on stderr, beside the entries on stdout."""
-    print(message, file=sys.stderr)
-
-
-def open_store(args: argparse.Namespace, env: Mapping[str, str]) -> LocalDirectoryStore:
-    root = Path(args.store_dir).expanduser() if args.store_dir else default_store_dir(env)
-    return LocalDirectoryStore(root)
-
-
-def usable_store(
-    args: argparse.Namespace, env: Mapping[str, str], *, writing: bool
-) -> LocalDirectoryStore:
-    """The store, refused (exit 2) when it cannot be used, before anything is spent on a run."""
-    store = open_store(args, env)
-    problem = store.unusable(writing=writing)
-    if problem is None:
-        return store
-    if args.store_dir:
-        named = f"--store-dir {args.store_dir}"
-    elif env.get(STORE_DIR_VARIABLE):
-        named = f"${STORE_DIR_VARIABLE} ({store.root})"
-    else:
-        named = f"The default store folder {store.root}"
-    raise InputError(
-        f"{named} cannot hold the memory store: {problem}; give --store-dir a folder you can "
-        "write to."
-    )
-
-
 def open_view(args: argparse.Namespace, env: Mapping[str, str]) -> View:
     """The current checkout's memory; the whole store with ``--all`` or outside a checkout."""
     store = open_store(args, env)
@@ -123,13 +86,16 @@ def open_view(args: argparse.Namespace, env: Mapping[str, str]) -> View:
     return View(RepositoryStore(store, repository), repository)
 
 
-def memory_command(args: argparse.Namespace, env: Mapping[str, str], out: TextIO) -> int:
+def memory_command(
+    args: argparse.Namespace, env: Mapping[str, str], out: TextIO, connect: Connect
+) -> int:
+    """``connect``: how a command on a repository's memory branch gets the run's GitHub client."""
     agent_name = parse_agent_name(args.agent_name)
     agent_prefix = prefix_of(agent_name)
     if args.memory_command in HISTORY_COMMANDS:
         from memory_action.local.memory_commands import history_command  # noqa: PLC0415
 
-        return history_command(args, env, agent_name, out)
+        return history_command(args, env, agent_name, out, connect)
     view = open_view(args, env)
     store = view.store
     if args.memory_command == "list":

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import TextIO
 
 from memory_action.errors import InputError
+from memory_action.local.connect import Connect
 from memory_action.local.history import (
     GitHistory,
     History,
@@ -17,7 +18,7 @@ from memory_action.local.history import (
     rollback,
     show_log,
 )
-from memory_action.local.memory_cli import local_layer, say, usable_store
+from memory_action.local.local_store import local_layer, say, usable_store
 from memory_action.local.repository import RepositoryStore, current_repository
 from memory_action.scope import repo_committed_prefix
 from memory_action.store.git import GitMemoryStore
@@ -27,11 +28,11 @@ WRITES = ("rollback", "import")
 
 
 def history_command(
-    args: argparse.Namespace, env: Mapping[str, str], agent_name: str, out: TextIO
+    args: argparse.Namespace, env: Mapping[str, str], agent_name: str, out: TextIO, connect: Connect
 ) -> int:
     if args.prefix and not args.prefix.endswith("/"):
         raise InputError(f"--prefix {args.prefix!r} must end with '/' (a key prefix, not a key).")
-    history = _open(args, env)
+    history = _open(args, env, connect)
     prefix, over, used = _layer(args, history, agent_name)
     if args.memory_command == "log":
         done = show_log(history, prefix, out)
@@ -60,7 +61,7 @@ def _layer(args: argparse.Namespace, history: History, agent_name: str) -> tuple
     return committed, "", f"Used the committed memory ({committed}) of the {history.name}."
 
 
-def _open(args: argparse.Namespace, env: Mapping[str, str]) -> History:
+def _open(args: argparse.Namespace, env: Mapping[str, str], connect: Connect) -> History:
     if not args.repo:
         store = usable_store(args, env, writing=args.memory_command in WRITES)
         repository = current_repository(Path.cwd(), env)
@@ -70,11 +71,7 @@ def _open(args: argparse.Namespace, env: Mapping[str, str]) -> History:
         raise InputError(
             "--repo reads the memory branch with $GITHUB_TOKEN (or $GH_TOKEN): set one."
         )
-    # PyGithub loads slowly: only a command on the repository's branch pays for it.
-    from memory_action.github.client import DEFAULT_API_URL, GitHubClient  # noqa: PLC0415
-
-    api_url = env.get("GITHUB_API_URL") or DEFAULT_API_URL
-    client = GitHubClient(token, api_url, args.repo)
+    client = connect(token, env.get("GITHUB_API_URL", ""), args.repo)  # "": github.com's API
     redact = lambda text: text.replace(token, "***")  # noqa: E731
     remote = GitHubGitRemote(client.repository, args.repo, redact)
     return GitHistory(GitMemoryStore(remote, origin="Run: memory-agent CLI"))

@@ -18,14 +18,16 @@ import sys
 import tempfile
 from collections.abc import Callable, Mapping
 from pathlib import Path, PurePosixPath
+from typing import TYPE_CHECKING
 
 from memory_action import pipeline
 from memory_action.context import PullRequestRef, RunContext, Trust
 from memory_action.errors import InputError, MemoryFileError
 from memory_action.gha import Workflow
+from memory_action.local.connect import Connect
 from memory_action.local.context import checkout_context, local_run_id, write_note
 from memory_action.local.diff import open_change
-from memory_action.local.memory_cli import usable_store
+from memory_action.local.local_store import usable_store
 from memory_action.local.repository import (
     RepositoryStore,
     checkout_repository,
@@ -38,12 +40,15 @@ from memory_action.pull_request import PullRequestReader
 from memory_action.review.progress import ProgressHook
 from memory_action.settings import (
     API_KEY_VARIABLES,
-    Secret,
     Settings,
     parse_settings,
     provider_api_key,
 )
 from memory_action.store.hygiene import LocalLayerAdmin
+from memory_action.store.secret import Secret
+
+if TYPE_CHECKING:
+    from memory_action.github.client import GitHubClient
 
 TOKEN_VARIABLES = ("GITHUB_TOKEN", "GH_TOKEN")
 
@@ -116,9 +121,11 @@ def review(
     args: argparse.Namespace,
     env: Mapping[str, str],
     workflow: Workflow,
+    connect: Connect,
     progress: ProgressHook | None = None,
 ) -> int:
-    """``progress`` hears of each model request (the CLI shows it on stderr)."""
+    """``connect`` gives the run's GitHub client (a pull request's review reads it);
+    ``progress`` hears of each model request (the CLI shows it on stderr)."""
     if args.local:
         if args.repo or args.pr is not None:
             raise InputError(
@@ -131,17 +138,16 @@ def review(
         raise InputError(
             "review needs --repo OWNER/NAME and --pr N, or --local for the current checkout."
         )
-    return _review_pull_request(args, env, workflow, progress)
+    return _review_pull_request(args, env, workflow, connect, progress)
 
 
 def _review_pull_request(
     args: argparse.Namespace,
     env: Mapping[str, str],
     workflow: Workflow,
+    connect: Connect,
     progress: ProgressHook | None,
 ) -> int:
-    from memory_action.github.client import GitHubClient  # noqa: PLC0415 - PyGithub only when needed
-
     settings = settings_from_flags(args, env, workflow.warning)
     if not settings.github_token:
         raise InputError(
@@ -152,7 +158,7 @@ def _review_pull_request(
     store = usable_store(args, env, writing=not args.no_save)
     mask_secrets(settings, workflow)
     api_url = env.get("GITHUB_API_URL", "https://api.github.com")
-    github = GitHubClient(settings.github_token.reveal(), api_url, args.repo)
+    github = connect(settings.github_token.reveal(), api_url, args.repo)
     with tempfile.TemporaryDirectory(prefix="memory-agent-") as temp:
         workspace = Path(temp)
         _copy_sources(Path(args.sources_dir or "."), settings.memory_sources, workspace)
@@ -247,11 +253,8 @@ def _copy_sources(sources_dir: Path, sources: tuple[str, ...], workspace: Path) 
 
 
 def _local_context(
-    args: argparse.Namespace, github: object, workspace: Path, api_url: str
+    args: argparse.Namespace, github: GitHubClient, workspace: Path, api_url: str
 ) -> RunContext:
-    from memory_action.github.client import GitHubClient  # noqa: PLC0415
-
-    assert isinstance(github, GitHubClient)  # noqa: S101 - built by review() above
     info = github.pull_request(args.pr).info()
     pr = PullRequestRef(
         number=info.number,

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import os
 import tempfile
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from types import TracebackType
@@ -18,7 +17,6 @@ from types import TracebackType
 import httpx
 
 from memory_action.errors import CacheError
-from memory_action.gha import Workflow
 from memory_action.store.archive import (
     ArchiveError,
     ArchiveLimits,
@@ -28,7 +26,7 @@ from memory_action.store.archive import (
     extract_archive,
     fix_ownership,
 )
-from memory_action.store.base import RestoreKeys, RestoreResult, SaveResult
+from memory_action.store.base import RestoreKeys, RestoreResult, SaveResult, StoreLog
 from memory_action.store.cache_blob import BlobSizes, BlobTransfer
 from memory_action.store.cache_env import CacheConfig, CacheProtocol
 from memory_action.store.cache_http import HttpSession, Timeouts
@@ -43,9 +41,8 @@ from memory_action.store.cache_protocol import (
 )
 from memory_action.store.cache_twirp import TwirpCacheClient
 from memory_action.store.cache_v1 import CHUNK_SIZE, V1CacheClient
+from memory_action.store.keys import key_problem, keys_problem
 
-MAX_KEY_LENGTH = 512
-MAX_KEYS = 10
 READ_ONLY_MESSAGE = (
     "the cache token of this run is read-only (events such as issue_comment and "
     "pull_request_target get a read-only cache since 2026-06-26); memory was not saved"
@@ -69,20 +66,6 @@ class _Found:
     hit: Hit
     compression: Compression
     version: str
-
-
-def key_problem(keys: Sequence[str]) -> str | None:
-    """Why ``@actions/cache`` would refuse these keys (primary first), or None."""
-    if len(keys) > MAX_KEYS:
-        return f"{len(keys)} keys given; the primary key plus restore keys are at most {MAX_KEYS}"
-    for key in keys:
-        if not key:
-            return "a cache key must not be empty"
-        if len(key) > MAX_KEY_LENGTH:
-            return f"key {key[:40]!r}… has {len(key)} characters; the limit is {MAX_KEY_LENGTH}"
-        if "," in key:
-            return f"key {key!r} contains a comma, which the Actions cache refuses"
-    return None
 
 
 def build_backend(
@@ -110,7 +93,7 @@ class ActionsCacheStore:
         self,
         config: CacheConfig,
         folder: PurePosixPath,
-        workflow: Workflow,
+        log: StoreLog,
         *,
         client: httpx.Client | None = None,
         tuning: CacheTuning | None = None,
@@ -119,12 +102,12 @@ class ActionsCacheStore:
             raise ValueError(f"the memory folder must be relative to the workspace: {folder}")
         self._config = config
         self._relative = folder
-        self._workflow = workflow
+        self._log = log
         self._tuning = tuning or CacheTuning()
         self._owns_client = client is None
         self._client = client if client is not None else httpx.Client(follow_redirects=False)
-        workflow.add_mask(config.token.reveal())
-        http = HttpSession(self._client, workflow, self._tuning.timeouts)
+        log.add_mask(config.token.reveal())
+        http = HttpSession(self._client, log, self._tuning.timeouts)
         self._backend: CacheBackend = build_backend(config, http, self._tuning)
         self._write_denied = False
         # Read through once per run: entries are immutable, so an entry downloaded once is
@@ -173,12 +156,12 @@ class ActionsCacheStore:
         ``folder`` may be any folder (the entry's memory folder is extracted into it): runs read
         older entries into scratch folders to merge them.
         """
-        problem = key_problem(keys.all())
+        problem = keys_problem(keys.all())
         if problem is not None:
             return RestoreResult.miss(warning=f"not restoring from the {self.name}: {problem}")
         if not self._config.may_read:
             # The caller tells the user once; this is the trace.
-            self._workflow.debug(f"ACTIONS_CACHE_MODE={self._config.mode}: no cache lookup")
+            self._log.debug(f"ACTIONS_CACHE_MODE={self._config.mode}: no cache lookup")
             return RestoreResult.miss()
         try:
             return self._restore(keys, folder)
@@ -190,7 +173,7 @@ class ActionsCacheStore:
     def _restore(self, keys: RestoreKeys, folder: Path) -> RestoreResult:
         found = self._lookup(keys)
         if found is None:
-            self._workflow.info(f"Cache not found for keys: {', '.join(keys.all())}")
+            self._log.info(f"Cache not found for keys: {', '.join(keys.all())}")
             return RestoreResult.miss()
         hit, archive, compression = self._archive(keys, found)
         try:
@@ -200,7 +183,7 @@ class ActionsCacheStore:
             return RestoreResult.refused(hit.matched_key, why, self.name)
         fix_ownership(folder, self._config.workspace)
         label = "Cache hit for" if hit.matched_key == keys.primary else "Cache hit for restore-key"
-        self._workflow.info(f"{label}: {hit.matched_key}")
+        self._log.info(f"{label}: {hit.matched_key}")
         return RestoreResult(hit=True, matched_key=hit.matched_key)
 
     def _archive(self, keys: RestoreKeys, found: _Found) -> tuple[Hit, Path, Compression]:
@@ -264,12 +247,12 @@ class ActionsCacheStore:
         except (CacheError, OSError) as exc:
             reason = self._safe(f"memory was not saved to the {self.name}: {exc}")
             return SaveResult(saved=False, key=key, reason=reason)
-        self._workflow.info(f"Cache saved with key: {key}")
+        self._log.info(f"Cache saved with key: {key}")
         return SaveResult(saved=True, key=key, size_bytes=size)
 
     def _refuse_save(self, key: str) -> SaveResult | None:
         """A result when the save must not even be tried (no request is sent), else None."""
-        problem = key_problem([key])
+        problem = key_problem(key)
         if problem is not None:
             return SaveResult(saved=False, key=key, reason=f"not saved: {problem}")
         if not self._config.may_write:
@@ -312,7 +295,7 @@ class ActionsCacheStore:
             raise ValueError(f"this store serves {expected}, not {folder}")
 
     def _safe(self, text: str) -> str:
-        return self._workflow.redact(text)
+        return self._log.redact(text)
 
 
 def _read_only(key: str) -> SaveResult:

@@ -13,6 +13,23 @@ from pathlib import Path
 from typing import Protocol
 
 
+class StoreLog(Protocol):
+    """What a store says in the run's log, and the values it asks the log to hide (signed URLs,
+    the runtime token). The run's ``gha.Workflow`` is one; the store knows no more of it."""
+
+    def info(self, message: str) -> None: ...
+
+    def debug(self, message: str) -> None: ...
+
+    def add_mask(self, value: str) -> None:
+        """Never show ``value`` in the log again."""
+        ...
+
+    def redact(self, text: str) -> str:
+        """``text`` as the log may show it: every masked value and found secret hidden."""
+        ...
+
+
 @dataclass(frozen=True)
 class RestoreKeys:
     """The primary key, then up to nine restore keys (prefixes), in the order to try them."""

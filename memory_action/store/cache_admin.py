@@ -8,15 +8,15 @@ are skipped with a debug line.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any
+from typing import Annotated
 
 import requests
-from github import Auth, Github, GithubException
+from github import GithubException
 from github.Requester import Requester
+from pydantic import BaseModel, BeforeValidator, ConfigDict, ValidationError
 
-from memory_action.gha import Workflow
+from memory_action.store.base import StoreLog
 
 API_VERSION = "2022-11-28"
 HEADERS = {"Accept": "application/vnd.github+json", "X-GitHub-Api-Version": API_VERSION}
@@ -25,59 +25,51 @@ MAX_PAGES = 50  # 5000 entries of one prefix and ref: far more than hygiene ever
 QUIET_STATUSES = frozenset({403, 404})
 
 
-@dataclass(frozen=True)
-class CacheEntryInfo:
-    """One entry as the list API describes it."""
+def _iso_time(value: object) -> datetime:
+    """An ISO 8601 time as the API writes it; a naive one is taken as UTC, so times compare."""
+    moment = datetime.fromisoformat(str(value))
+    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
+
+
+class CacheEntryInfo(BaseModel):
+    """One entry as the list API describes it (parsed from its untrusted answer)."""
+
+    model_config = ConfigDict(frozen=True)
 
     id: int
     ref: str
     key: str
-    version: str
-    created_at: datetime
-    size_in_bytes: int = 0
+    version: str = ""
+    created_at: Annotated[datetime, BeforeValidator(_iso_time)]
+    size_in_bytes: Annotated[int, BeforeValidator(lambda size: size or 0)] = 0
 
 
-def parse_entry(item: dict[str, Any]) -> CacheEntryInfo | None:
+class _ListedPage(BaseModel):
+    """One page of ``GET /repos/{repo}/actions/caches``; each entry is parsed on its own, so one
+    malformed entry does not hide the others."""
+
+    actions_caches: list[object] = []
+
+
+def parse_entry(item: object) -> CacheEntryInfo | None:
     """An entry of ``actions_caches``, or None when a field is missing or malformed."""
     try:
-        return CacheEntryInfo(
-            id=int(item["id"]),
-            ref=str(item["ref"]),
-            key=str(item["key"]),
-            version=str(item.get("version", "")),
-            created_at=_aware(datetime.fromisoformat(str(item["created_at"]))),
-            size_in_bytes=int(item.get("size_in_bytes") or 0),
-        )
-    except (KeyError, TypeError, ValueError):
+        return CacheEntryInfo.model_validate(item)
+    except ValidationError:
         return None
 
 
 class CacheAdmin:
-    """Lists and deletes the cache entries of one repository."""
+    """Lists and deletes the cache entries of one repository, through the requester of the
+    run's GitHub client (its token, timeout and retries of reads)."""
 
-    def __init__(self, requester: Requester, repository: str, workflow: Workflow) -> None:
+    def __init__(self, requester: Requester, repository: str, log: StoreLog) -> None:
         self._requester = requester
         self._path = f"/repos/{repository}/actions/caches"
-        self._workflow = workflow
+        self._log = log
         # Listed once per run: pruning after the save deletes what the restore listed (entries
         # this run merged), so it needs no newer listing; a deletion forgets it.
         self._listed: dict[tuple[str, str], list[CacheEntryInfo] | None] = {}
-
-    @classmethod
-    def from_token(
-        cls, token: str, repository: str, workflow: Workflow, api_url: str
-    ) -> CacheAdmin:
-        client = Github(
-            auth=Auth.Token(token),
-            base_url=api_url,
-            api_version=API_VERSION,
-            timeout=30,
-            retry=None,  # hygiene is best effort: a failed call is skipped, never waited on
-            # A run lists once and deletes a few entries: PyGithub's pauses only add latency.
-            seconds_between_requests=None,
-            seconds_between_writes=None,
-        )
-        return cls(client.requester, repository, workflow)
 
     def list_entries(self, key_prefix: str, ref: str) -> list[CacheEntryInfo] | None:
         """Entries whose key starts with ``key_prefix`` in ``ref``, newest first, every page.
@@ -100,14 +92,14 @@ class CacheAdmin:
                 if isinstance(exc, GithubException) and exc.status in QUIET_STATUSES:
                     return None
                 break
-            parsed = (parse_entry(item) for item in items if isinstance(item, dict))
+            parsed = (parse_entry(item) for item in items)
             entries += [e for e in parsed if e and e.key.startswith(key_prefix) and e.ref == ref]
             if len(items) < PER_PAGE:
                 break
         entries.sort(key=lambda entry: entry.created_at, reverse=True)
         return entries
 
-    def _page(self, key_prefix: str, ref: str, page: int) -> list[Any]:
+    def _page(self, key_prefix: str, ref: str, page: int) -> list[object]:
         parameters = {
             "key": key_prefix,
             "ref": ref,
@@ -119,8 +111,10 @@ class CacheAdmin:
         _, data = self._requester.requestJsonAndCheck(
             "GET", self._path, parameters=parameters, headers=dict(HEADERS)
         )
-        items = data.get("actions_caches") if isinstance(data, dict) else None
-        return items if isinstance(items, list) else []
+        try:
+            return _ListedPage.model_validate(data).actions_caches
+        except ValidationError:
+            return []
 
     def delete_keys(
         self, prefix: str, ref: str, keys: frozenset[str], *, keep_key: str, version: str | None
@@ -152,17 +146,12 @@ class CacheAdmin:
         except requests.RequestException as exc:
             self._skip(f"deleting cache entry {entry.key}", exc)
             return 0
-        self._workflow.debug(f"Deleted superseded cache entry {entry.key} ({entry.ref})")
+        self._log.debug(f"Deleted superseded cache entry {entry.key} ({entry.ref})")
         return 1
 
     def _skip(self, what: str, exc: Exception) -> None:
         status = exc.status if isinstance(exc, GithubException) else None
         if status in QUIET_STATUSES:
-            self._workflow.debug(f"Cache hygiene skipped: {what} got HTTP {status}")
+            self._log.debug(f"Cache hygiene skipped: {what} got HTTP {status}")
         else:
-            self._workflow.debug(f"Cache hygiene skipped: {what} failed: {type(exc).__name__}")
-
-
-def _aware(moment: datetime) -> datetime:
-    """Naive times are taken as UTC, so they compare with the API's."""
-    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
+            self._log.debug(f"Cache hygiene skipped: {what} failed: {type(exc).__name__}")

@@ -17,7 +17,7 @@ from typing import TypeVar
 import httpx
 
 from memory_action.numbers import ascii_int
-from memory_action.store.cache_http import USER_AGENT, HttpSession
+from memory_action.store.cache_http import HttpSession
 from memory_action.store.cache_protocol import (
     Attempts,
     NetworkError,
@@ -27,6 +27,7 @@ from memory_action.store.cache_protocol import (
     TransientError,
     twirp_retrying,
 )
+from memory_action.version import USER_AGENT
 
 T = TypeVar("T")
 

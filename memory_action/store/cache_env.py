@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from memory_action.settings import Secret
+from memory_action.store.secret import Secret
 
 DEFAULT_SERVER_URL = "https://github.com"
 

@@ -13,11 +13,8 @@ from urllib.parse import parse_qsl, quote
 
 import httpx
 
-from memory_action import __version__
-from memory_action.gha import Workflow
+from memory_action.store.base import StoreLog
 from memory_action.store.cache_protocol import NetworkError, ServiceError
-
-USER_AGENT = f"memory-agent/{__version__}"
 
 
 @dataclass(frozen=True)
@@ -43,9 +40,9 @@ def describe(exc: httpx.TransportError) -> str:
 class HttpSession:
     """Sends requests through one ``httpx.Client``; the caller owns neither client nor URL logs."""
 
-    def __init__(self, client: httpx.Client, workflow: Workflow, timeouts: Timeouts) -> None:
+    def __init__(self, client: httpx.Client, log: StoreLog, timeouts: Timeouts) -> None:
         self._client = client
-        self.workflow = workflow
+        self.log = log
         self.timeouts = timeouts
 
     def send(
@@ -91,19 +88,19 @@ class HttpSession:
             finally:
                 response.close()
         except httpx.TransportError as exc:
-            raise NetworkError(self.workflow.redact(describe(exc))) from None
+            raise NetworkError(self.log.redact(describe(exc))) from None
         except httpx.HTTPError as exc:  # e.g. a body that fails to decode
-            raise ServiceError(self.workflow.redact(f"{type(exc).__name__}: {exc}")) from None
+            raise ServiceError(self.log.redact(f"{type(exc).__name__}: {exc}")) from None
 
     def mask_signed_url(self, url: str) -> None:
         """Mask the URL and its ``sig`` value (decoded, encoded, and as written in the URL)."""
-        self.workflow.add_mask(url)
+        self.log.add_mask(url)
         query = url.partition("?")[2].partition("#")[0]  # no urlsplit: it rejects some URLs
         for raw in query.split("&"):
             name, _, value = raw.partition("=")
             if name == "sig" and value:
-                self.workflow.add_mask(value)
+                self.log.add_mask(value)
         for name, value in parse_qsl(query, keep_blank_values=True):
             if name == "sig" and value:
-                self.workflow.add_mask(value)
-                self.workflow.add_mask(quote(value, safe=""))
+                self.log.add_mask(value)
+                self.log.add_mask(quote(value, safe=""))

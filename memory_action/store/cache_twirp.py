@@ -15,10 +15,9 @@ from typing import Any
 import httpx
 
 from memory_action.numbers import ascii_int
-from memory_action.settings import Secret
 from memory_action.store.base import RestoreKeys
 from memory_action.store.cache_blob import BlobTransfer
-from memory_action.store.cache_http import USER_AGENT, HttpSession
+from memory_action.store.cache_http import HttpSession
 from memory_action.store.cache_protocol import (
     AlreadyExistsError,
     Attempts,
@@ -30,6 +29,8 @@ from memory_action.store.cache_protocol import (
     WriteDeniedError,
     twirp_retrying,
 )
+from memory_action.store.secret import Secret
+from memory_action.version import USER_AGENT
 
 SERVICE = "github.actions.results.api.v1.CacheService"
 RETRYABLE_STATUSES = frozenset({500, 502, 503, 504})
@@ -169,7 +170,7 @@ class TwirpCacheClient:
             except AlreadyExistsError as exc:
                 raise AlreadyExistsError(str(exc), after_retry=attempts.count > 1) from None
 
-        self._http.workflow.debug(f"Cache service v2: {method}")
+        self._http.log.debug(f"Cache service v2: {method}")
         return attempts.run(send, method)
 
     def _post(self, method: str, payload: bytes) -> httpx.Response:
@@ -215,7 +216,7 @@ class TwirpCacheClient:
         if not is_ok(result):
             message = text_field(result, "message") or "no reason given"
             raise ServiceError(f"FinalizeCacheEntryUpload failed: {message}")
-        self._http.workflow.debug(f"Cache entry id: {int64_field(result, 'entry_id')}")
+        self._http.log.debug(f"Cache entry id: {int64_field(result, 'entry_id')}")
 
     def download(self, url: str, dest: Path, max_bytes: int) -> int:
         return self._blob.download(url, dest, max_bytes)

@@ -17,10 +17,9 @@ from urllib.parse import quote
 
 import httpx
 
-from memory_action.settings import Secret
 from memory_action.store.base import RestoreKeys
 from memory_action.store.cache_blob import BlobTransfer, file_slice
-from memory_action.store.cache_http import USER_AGENT, HttpSession
+from memory_action.store.cache_http import HttpSession
 from memory_action.store.cache_protocol import (
     AlreadyExistsError,
     Attempts,
@@ -33,6 +32,8 @@ from memory_action.store.cache_protocol import (
     v1_retrying,
 )
 from memory_action.store.cache_twirp import WRITE_DENIED_PREFIX, int64_field, text_field
+from memory_action.store.secret import Secret
+from memory_action.version import USER_AGENT
 
 ACCEPT = "application/json;api-version=6.0-preview.1"
 JSON = {"Content-Type": "application/json"}
@@ -138,7 +139,7 @@ class V1CacheClient:
                 raise AlreadyExistsError(str(exc), after_retry=attempts.count > 1) from None
             return response
 
-        self._http.workflow.debug(f"Cache service v1: {what}")
+        self._http.log.debug(f"Cache service v1: {what}")
         return attempts.run(send, what)
 
     def lookup(self, keys: RestoreKeys, version: str) -> Hit | None:

@@ -23,7 +23,6 @@ from __future__ import annotations
 import errno
 import hashlib
 import json
-import math
 import os
 import stat
 import sys
@@ -34,23 +33,24 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path, PurePosixPath
-from typing import Any, Protocol
+from typing import Annotated, Any, Literal, Protocol
+
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError
 
 from memory_action.store.base import RestoreKeys, RestoreResult, SaveResult
+from memory_action.store.keys import key_problem, keys_problem
 from memory_action.trees import MAX_TREE_DEPTH, discard_tree, remove_tree
 
 if sys.platform != "win32":
     import fcntl
 
-MAX_KEY_LENGTH = 512  # the cache's limit (actions/toolkit cache.js checkKey)
-MAX_KEYS = 10  # primary key plus restore keys
 ENTRY_FORMAT = 1
 STORE_DIR_VARIABLE = "MEMORY_AGENT_STORE_DIR"  # where the CLI keeps its store
 
 _ENTRY_FILE = "entry.json"
+_HEX = frozenset("0123456789abcdef")  # an entry folder's name: the key's SHA-256
 _FILES_DIR = "files"
 _TMP_PREFIX = ".tmp-"
-_HEX = frozenset("0123456789abcdef")
 _OPEN_FLAGS = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
 _SEQUENCE_LOCK = threading.Lock()  # flock is per open file; this also covers platforms without it
 
@@ -156,7 +156,7 @@ class LocalDirectoryStore:
         return None
 
     def restore(self, keys: RestoreKeys, folder: Path) -> RestoreResult:
-        problem = _keys_problem(keys.all())
+        problem = keys_problem(keys.all())
         if problem is not None:
             return self._miss(folder, [f"not restoring from the {self.name}: {problem}"])
         notes: list[str] = []  # corrupt entries skipped: they can never be restored anyway
@@ -176,7 +176,7 @@ class LocalDirectoryStore:
         return RestoreResult(hit=True, matched_key=match.key, note=_joined(notes))
 
     def save(self, key: str, folder: Path) -> SaveResult:
-        problem = _key_problem(key)
+        problem = key_problem(key)
         if problem is not None:
             return SaveResult(saved=False, key=key, reason=f"not saved: {problem}")
         folder = _absolute(folder)
@@ -309,23 +309,6 @@ def _entry_name(key: str) -> str:
     return hashlib.sha256(key.encode("utf-8", errors="surrogatepass")).hexdigest()
 
 
-def _key_problem(key: str) -> str | None:
-    """Why the Actions cache would refuse ``key``, or None."""
-    if not key:
-        return "a key must not be empty"
-    if len(key) > MAX_KEY_LENGTH:
-        return f"key {key[:40]!r}… is {len(key)} characters long; the limit is {MAX_KEY_LENGTH}"
-    if "," in key:
-        return f"key {key!r} contains a comma, which the Actions cache refuses"
-    return None
-
-
-def _keys_problem(keys: Sequence[str]) -> str | None:
-    if len(keys) > MAX_KEYS:
-        return f"{len(keys)} keys given; the primary key plus restore keys are at most {MAX_KEYS}"
-    return next((problem for key in keys if (problem := _key_problem(key))), None)
-
-
 def _match(keys: Iterable[str], entries: list[_Entry]) -> _Entry | None:
     """The cache's order: each key exactly, then as a prefix (newest first); first step wins."""
     for key in keys:
@@ -378,51 +361,92 @@ def _load_entry(directory: Path) -> _Entry:
 
 
 def _parse_entry(directory: Path, document: dict[str, Any]) -> _Entry:
-    key, created = document.get("key"), document.get("created")
-    if document.get("format") != ENTRY_FORMAT:
-        raise _CorruptEntry(f"unknown format {document.get('format')!r}")
-    if not isinstance(key, str) or _key_problem(key) is not None:
-        raise _CorruptEntry("no valid key")
-    if isinstance(created, bool) or not isinstance(created, int | float):
-        raise _CorruptEntry("no valid creation time")
-    if not math.isfinite(created) or not 0 <= created < 253402300800:  # before year 10000
-        raise _CorruptEntry("creation time out of range")
-    files = _parse_files(document.get("files"))
-    size = _natural(document.get("size"), "size")
-    if size != sum(record.size for record in files):
+    try:
+        parsed = _EntryJson.model_validate(document)
+    except ValidationError as error:
+        raise _CorruptEntry(_first_problem(error, document)) from None
+    files = tuple(_FileRecord(path=f.path, size=f.size, sha256=f.sha256) for f in parsed.files)
+    if len({record.path for record in files}) != len(files):
+        raise _CorruptEntry("a file is listed twice")
+    if parsed.size != sum(record.size for record in files):
         raise _CorruptEntry("size does not add up to its files")
     return _Entry(
         directory=directory,
-        key=key,
-        created=float(created),
-        sequence=_natural(document.get("sequence"), "sequence"),
-        size=size,
+        key=parsed.key,
+        created=parsed.created,
+        sequence=parsed.sequence,
+        size=parsed.size,
         files=files,
     )
 
 
-def _parse_files(value: object) -> tuple[_FileRecord, ...]:
-    if not isinstance(value, list):
-        raise _CorruptEntry("no file list")
-    records: list[_FileRecord] = []
-    for item in value:
-        if not isinstance(item, dict):
-            raise _CorruptEntry("a file record is not an object")
-        path, digest = item.get("path"), item.get("sha256")
-        if not isinstance(path, str) or not _is_safe_relative(path):
-            raise _CorruptEntry(f"unsafe file path {path!r}")
-        if not isinstance(digest, str) or len(digest) != 64 or not set(digest) <= _HEX:
-            raise _CorruptEntry(f"no valid checksum for {path}")
-        records.append(_FileRecord(path, _natural(item.get("size"), f"size of {path}"), digest))
-    if len({record.path for record in records}) != len(records):
-        raise _CorruptEntry("a file is listed twice")
-    return tuple(records)
+_FIELD_PROBLEMS = {
+    "key": "no valid key",
+    "files": "no file list",
+    "size": "no valid size",
+    "sequence": "no valid sequence",
+}
 
 
-def _natural(value: object, what: str) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-        raise _CorruptEntry(f"no valid {what}")
-    return value
+def _first_problem(error: ValidationError, document: dict[str, Any]) -> str:
+    """What is wrong with ``entry.json``, for people: its first problem, in the order of the
+    model's fields (the order a reader checks them in)."""
+    found = error.errors()[0]
+    where = found["loc"]
+    if where == ("format",):
+        return f"unknown format {document.get('format')!r}"
+    if where == ("created",):
+        typed = found["type"] in ("float_type", "missing")
+        return "no valid creation time" if typed else "creation time out of range"
+    if len(where) > 1 and where[0] == "files":
+        return _file_problem(where[1:], document["files"])
+    return _FIELD_PROBLEMS.get(str(where[0]), "not a valid entry")
+
+
+def _file_problem(where: tuple[int | str, ...], files: list[Any]) -> str:
+    """What is wrong with the file record at ``where`` (its index, then the field)."""
+    if len(where) == 1:
+        return "a file record is not an object"
+    path = files[int(where[0])].get("path")
+    if where[1] == "path":
+        return f"unsafe file path {path!r}"
+    return f"no valid checksum for {path}" if where[1] == "sha256" else f"no valid size of {path}"
+
+
+def _safe_relative(path: str) -> str:
+    if not _is_safe_relative(path):
+        raise ValueError("not a safe relative path")
+    return path
+
+
+def _valid_key(key: str) -> str:
+    problem = key_problem(key)
+    if problem is not None:
+        raise ValueError(problem)
+    return key
+
+
+class _FileJson(BaseModel):
+    """One file of ``entry.json``; the fields in the order they are checked."""
+
+    model_config = ConfigDict(strict=True, frozen=True)
+
+    path: Annotated[str, AfterValidator(_safe_relative)]
+    sha256: str = Field(pattern=r"^[0-9a-f]{64}$")
+    size: int = Field(ge=0)
+
+
+class _EntryJson(BaseModel):
+    """``entry.json`` as the store reads it back (it may have been changed on disk since)."""
+
+    model_config = ConfigDict(strict=True, frozen=True)
+
+    format: Literal[1]
+    key: Annotated[str, AfterValidator(_valid_key)]
+    created: float = Field(allow_inf_nan=False, ge=0, lt=253402300800)  # before year 10000
+    files: list[_FileJson]
+    size: int = Field(ge=0)
+    sequence: int = Field(ge=0)
 
 
 def _is_safe_relative(path: str) -> bool:

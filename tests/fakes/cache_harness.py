@@ -134,7 +134,7 @@ def fast_tuning(sleeps: list[float], timeout: float = 1.0) -> CacheTuning:
 @contextmanager
 def default_tuning(tuning: CacheTuning) -> Iterator[None]:
     """Within the block, every ``ActionsCacheStore`` built without a tuning (as
-    ``store/factory.py`` builds it inside ``main()``) gets ``tuning``.
+    ``store_wiring.py`` builds it inside ``main()``) gets ``tuning``.
 
     It swaps the keyword default of ``ActionsCacheStore.__init__`` (``tuning=None``, read as
     ``tuning or CacheTuning()``), so no production code needs a test-only switch.

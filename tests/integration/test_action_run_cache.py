@@ -1,6 +1,6 @@
 """The whole action from ``main()`` with the real Actions cache store, against the fake service.
 
-No ``MEMORY_AGENT_STORE_DIR``: ``store/factory.py`` picks ``ActionsCacheStore`` from
+No ``MEMORY_AGENT_STORE_DIR``: ``store_wiring.py`` picks ``ActionsCacheStore`` from
 ``ACTIONS_RESULTS_URL`` and ``ACTIONS_RUNTIME_TOKEN``, as in a container action (v2 without
 ``ACTIONS_CACHE_SERVICE_V2``). Each run gets the token of its own ref chain: a push to main reads
 and writes ``refs/heads/main``; a pull request run writes ``refs/pull/7/merge`` and reads that,

@@ -16,7 +16,8 @@ from memory_action.agent.prompts import system_prompt
 from memory_action.review.answer import PROSE
 from memory_action.review.engine import ReviewEngine, ReviewResult, ReviewSetup
 from memory_action.review.profile import profile_for
-from memory_action.settings import Mode, ModelSpec, Secret, Settings
+from memory_action.settings import Mode, ModelSpec, Settings
+from memory_action.store.secret import Secret
 from tests.fakes import small_model_answers as said
 from tests.fakes.git_repo import GitRepo
 from tests.fakes.openai_stub import (

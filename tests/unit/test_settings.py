@@ -18,11 +18,11 @@ from memory_action.settings import (
     Mode,
     ModelSpec,
     ScopeKind,
-    Secret,
     Settings,
     StoreKind,
     parse_settings,
 )
+from memory_action.store.secret import Secret
 
 ALL_INPUTS = (
     "enable_memory",

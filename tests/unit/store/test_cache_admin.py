@@ -12,6 +12,7 @@ import responses
 from github import Auth, Github
 
 from memory_action.gha import Workflow
+from memory_action.github.client import GitHubClient
 from memory_action.store.cache_admin import CacheAdmin, parse_entry
 
 API = "https://api.github.test"
@@ -207,7 +208,8 @@ def test_parse_entry_accepts_fractional_times() -> None:
     assert parse_entry({"id": 1}) is None
 
 
-def test_from_token_builds_a_working_admin(mocked: responses.RequestsMock) -> None:
+def test_the_runs_github_client_carries_the_admin(mocked: responses.RequestsMock) -> None:
     _list(mocked, OLD)
-    admin = CacheAdmin.from_token("t0k", "octo/repo", Workflow(env={}), API)
+    github = GitHubClient("t0k", API, "octo/repo")
+    admin = CacheAdmin(github.repository.requester, "octo/repo", Workflow(env={}))
     assert [e.key for e in admin.list_entries(PREFIX, PR_REF)] == [OLD["key"]]

@@ -10,7 +10,6 @@ import pytest
 from tenacity import RetryCallState
 
 from memory_action.gha import Workflow
-from memory_action.store.actions_cache import key_problem
 from memory_action.store.base import RestoreKeys
 from memory_action.store.cache_blob import block_id, block_list_xml
 from memory_action.store.cache_http import HttpSession, Timeouts
@@ -34,6 +33,7 @@ from memory_action.store.cache_twirp import (
     text_field,
 )
 from memory_action.store.cache_v1 import lookup_resource
+from memory_action.store.keys import keys_problem
 
 
 @pytest.mark.parametrize(
@@ -185,7 +185,7 @@ def test_v1_lookup_encodes_like_encode_uri_component() -> None:
     ],
 )
 def test_key_rules(keys: list[str], problem: str | None) -> None:
-    found = key_problem(keys)
+    found = keys_problem(keys)
     assert found is None if problem is None else problem in (found or "")
 
 

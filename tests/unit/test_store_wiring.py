@@ -6,7 +6,7 @@ import dataclasses
 
 from memory_action.context import RunContext, Trust
 from memory_action.settings import Settings, StoreKind
-from memory_action.store.git_choice import allow_git_writes, origin_of
+from memory_action.store_wiring import allow_git_writes, origin_of
 from tests.unit.test_context import context_of
 
 GIT = Settings(memory_store=StoreKind.GIT)
