@@ -26,7 +26,6 @@ An ``issue_comment`` on an issue that is no pull request has no ``pull_request``
 from __future__ import annotations
 
 import dataclasses
-import enum
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -34,11 +33,9 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from memory_action.errors import EventError, UnsupportedEvent
+from memory_action.memory.trust import Trust
 
-
-class Trust(enum.StrEnum):
-    TRUSTED = "trusted"  # the run's input comes from people with write access
-    UNTRUSTED = "untrusted"  # a fork, or a person without write access, shaped the input
+__all__ = ["Trust"]  # also imported from here (store, local) until they import memory's
 
 
 PR_EVENTS = ("pull_request", "pull_request_target")

@@ -49,6 +49,7 @@ from memory_action.github.promotion import (
     WorkflowRun,
 )
 from memory_action.github.reviews import CommentFeedback, Comparison, PostedReview
+from memory_action.memory.duplicates import fold_duplicates
 from memory_action.outgoing import SafeText
 from memory_action.pull_request import (
     MAX_FILE_BYTES,
@@ -60,7 +61,6 @@ from memory_action.pull_request import (
     decode_text,
 )
 from memory_action.review.anchors import InlineComment
-from memory_action.sticky import fold_duplicates
 
 DEFAULT_API_URL = "https://api.github.com"
 _VIEWER = "query { viewer { __typename login } }"

@@ -47,10 +47,9 @@ import zlib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 
-from memory_action.context import Trust
-from memory_action.report import PROPOSAL_LIMIT, safe_markdown
-from memory_action.settings import AGENT_NAME
-from memory_action.untrusted_markdown import code_span
+from memory_action.memory.markers import AGENT_NAME
+from memory_action.memory.trust import Trust
+from memory_action.untrusted_markdown import code_span, safe_markdown
 
 Stamp = dict[str, str | int | None]
 
@@ -68,6 +67,10 @@ MAX_STAMP_KEYS = 16
 MAX_STAMP_VALUE = 1_024
 SHOWN_CHARS = 100  # of one line in the checklist; the block keeps the full line
 _WRAP = 76
+# The proposal (checklist + block) of a comment; the fixed rest of the comment (marker, header, a
+# note of at most 1,000 characters escaped, footer) stays under 10,000, so the review and diff can
+# always be cut to make the comment fit (``report.render_comment``).
+PROPOSAL_LIMIT = 40_000
 _MAX_INT = 2**53  # what a JSON number may hold for every reader
 
 _ID = re.compile(r"[0-9a-f]{10}")

@@ -19,9 +19,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import TypeGuard
+from typing import Protocol, TypeGuard
 
-from memory_action.context import RunContext
 from memory_action.memory.sources import normalise_text
 from memory_action.outgoing import Form, SafeText, gate
 
@@ -99,7 +98,34 @@ def iso_utc(seconds: float) -> str:
     return moment.strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-def stamp_for_run(context: RunContext, now: float) -> Stamp:
+class _Numbered(Protocol):
+    @property
+    def number(self) -> int: ...
+
+
+class RunFacts(Protocol):
+    """What a stamp records of a run (``context.RunContext`` has it)."""
+
+    @property
+    def run_id(self) -> str: ...
+
+    @property
+    def run_attempt(self) -> str: ...
+
+    @property
+    def event_name(self) -> str: ...
+
+    @property
+    def actor(self) -> str: ...
+
+    @property
+    def pull_request(self) -> _Numbered | None: ...
+
+    @property
+    def trust(self) -> str: ...
+
+
+def stamp_for_run(context: RunFacts, now: float) -> Stamp:
     """The stamp of this run; ``now`` comes from the caller's (injectable) clock.
 
     Never raises: a field a stamp cannot hold (empty, e.g. a local run) becomes ``unknown``.

@@ -10,6 +10,7 @@ file that does not validate is ignored.
 
 from __future__ import annotations
 
+import enum
 import json
 import re
 from collections.abc import Iterable
@@ -34,9 +35,14 @@ MAX_PARENTS = 64
 _DIGEST = re.compile(r"[0-9a-f]{64}")
 
 
+class Layer(enum.StrEnum):
+    COMMITTED = "committed"  # the memory every run of the scope starts from
+    OVERLAY = "overlay"  # what one pull request's runs learned, on top of committed memory
+
+
 @dataclass(frozen=True)
 class EntryState:
-    layer: str  # "committed" or "overlay"
+    layer: Layer
     base: str  # the AGENTS.md text the saving run started from (an overlay: applies on top of)
     parents: tuple[str, ...] = ()  # keys whose content this entry already holds
     review: ReviewLedger | None = None  # a pull request's findings ledger (its overlay)
@@ -99,7 +105,7 @@ def _parse_state(document: Any) -> EntryState | None:
     if not (isinstance(maintained, str) and _DIGEST.fullmatch(maintained or "0" * 64)):
         maintained = ""  # not ours: the next maintenance simply calls the model
     return EntryState(
-        layer=layer, base=base, parents=tuple(parents), review=review, maintained=maintained
+        layer=Layer(layer), base=base, parents=tuple(parents), review=review, maintained=maintained
     )
 
 

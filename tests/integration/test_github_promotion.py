@@ -28,7 +28,7 @@ from memory_action.github.promotion import (
     StickyComment,
     push_commit_shas,
 )
-from memory_action.report import comment_marker
+from memory_action.memory.markers import comment_marker
 
 FIXTURES = Path(__file__).parent.parent / "fixtures"
 TOKEN = "ghs_" + "T0k3n" * 7
