@@ -12,27 +12,27 @@ Listing the merged pull requests is a call the push run cannot do without: its f
 ``GitHubError``. The checks of a comment fail closed: when GitHub cannot tell (an error, a missing
 permission, more edits than one page), the comment is ignored with a reason, nothing is raised.
 
-``GitHubClient`` exposes these as methods; the functions here take the client first.
+``GitHubClient`` exposes these as methods; the functions here take its ``RepositoryApi`` first.
+The commits of a push come from its payload (``context.push_commit_shas``).
 """
 
 from __future__ import annotations
 
 import urllib.parse
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import Any, NamedTuple, Protocol
 
+from github.IssueComment import IssueComment
+
+from memory_action.context import distinct_shas
 from memory_action.errors import GitHubError
+from memory_action.github.api import RepositoryApi
 
-if TYPE_CHECKING:
-    from memory_action.github.client import GitHubClient
-
-MAX_PUSH_COMMITS = 20  # a push event lists at most 20 commits
 MAX_CONTENT_EDITS = 100  # one page of userContentEdits; a longer history is not checked
 ACTIONS_BOT = "github-actions[bot]"  # the workflow token's author: edits by it are our runs'
 TRUSTED_ROLES = frozenset({"admin", "maintain", "write"})
-_NULL_SHA = "0" * 40  # "after" of a deleted branch, "before" of a new one
 
 # Bots are "Bot" actors whose GraphQL login lacks the "[bot]" the REST API shows.
 _EDIT_HISTORY = """
@@ -91,21 +91,8 @@ class TrustedComment(NamedTuple):
 # --- merged pull requests -----------------------------------------------------------------------
 
 
-def push_commit_shas(event: Mapping[str, Any]) -> list[str]:
-    """The commits of a push event to look up: the head first, then the rest newest first.
-
-    At most ``MAX_PUSH_COMMITS``, without the all-zero sha of a deleted branch.
-    """
-    head = event.get("head_commit")
-    found = [head.get("id") if isinstance(head, Mapping) else None, event.get("after")]
-    commits = event.get("commits")
-    if isinstance(commits, list):
-        found += [c.get("id") for c in reversed(commits) if isinstance(c, Mapping)]
-    return _distinct_shas(found)
-
-
 def merged_pull_requests(
-    client: GitHubClient, commit_shas: Sequence[str], base_branch: str
+    github: RepositoryApi, commit_shas: Sequence[str], base_branch: str
 ) -> list[MergedPullRequest]:
     """The pull requests merged into ``base_branch`` that the pushed commits belong to.
 
@@ -114,9 +101,9 @@ def merged_pull_requests(
     A failed call is a ``GitHubError``.
     """
     merged: dict[int, MergedPullRequest] = {}
-    for sha in _distinct_shas(commit_shas):
-        with client.api(f"listing the pull requests of commit {sha[:7]}"):
-            for pull in client.repository.get_commit(sha).get_pulls():
+    for sha in distinct_shas(commit_shas):
+        with github.api(f"listing the pull requests of commit {sha[:7]}"):
+            for pull in github.repository.get_commit(sha).get_pulls():
                 if pull.number in merged or pull.merged_at is None:
                     continue
                 if pull.base.ref != base_branch or not pull.merge_commit_sha:
@@ -130,23 +117,17 @@ def merged_pull_requests(
     return sorted(merged.values(), key=lambda pr: (pr.merged_at, pr.number))
 
 
-def _distinct_shas(shas: Sequence[object]) -> list[str]:
-    distinct: list[str] = []
-    for sha in shas:
-        if isinstance(sha, str) and sha and sha != _NULL_SHA and sha not in distinct:
-            distinct.append(sha)
-    return distinct[:MAX_PUSH_COMMITS]
-
-
 # --- the sticky comment and who edited it -------------------------------------------------------
 
 
-def sticky_comment(client: GitHubClient, pr_number: int, marker: str) -> StickyComment | None:
-    """The oldest comment of ours holding ``marker`` (as ``find_sticky_comment`` finds it)."""
-    found = client.oldest_comment(pr_number, marker)
+def sticky_comment(
+    github: RepositoryApi, pr_number: int, found: IssueComment | None
+) -> StickyComment | None:
+    """``found``, the oldest comment of ours holding the marker (as ``find_sticky_comment`` finds
+    it), with what the trust checks need."""
     if found is None:
         return None
-    with client.api(f"reading comment {found.id} on #{pr_number}"):
+    with github.api(f"reading comment {found.id} on #{pr_number}"):
         return StickyComment(
             id=found.id,
             node_id=found.node_id,
@@ -157,7 +138,7 @@ def sticky_comment(client: GitHubClient, pr_number: int, marker: str) -> StickyC
         )
 
 
-def comment_editors(client: GitHubClient, comment: StickyComment) -> list[str] | None:
+def comment_editors(github: RepositoryApi, comment: StickyComment) -> list[str] | None:
     """Everyone GitHub recorded as editing the comment, or deleting an edit from its history.
 
     REST logins ("github-actions[bot]"), each once, the last editor first.
@@ -165,26 +146,37 @@ def comment_editors(client: GitHubClient, comment: StickyComment) -> list[str] |
     None when GitHub cannot tell: an API error, no permission, a deleted account among the
     editors, more than ``MAX_CONTENT_EDITS`` edits, or a body that changed meanwhile.
     """
-    return _editors(client, comment)[0]
+    return _editors(github, comment)[0]
 
 
-def trusted_comment(client: GitHubClient, pr_number: int, marker: str) -> TrustedComment:
+class CommentLookup(Protocol):
+    """What the trust check asks besides the edit history (``GitHubClient`` answers, once per
+    comment or person)."""
+
+    def sticky_comment(self, pr_number: int, marker: str) -> StickyComment | None: ...
+
+    def write_access(self, login: str) -> tuple[bool, str]: ...
+
+
+def trusted_comment(
+    github: RepositoryApi, lookup: CommentLookup, pr_number: int, marker: str
+) -> TrustedComment:
     """The sticky comment, if everyone but our bot who edited it has write access."""
     try:
-        comment = sticky_comment(client, pr_number, marker)
+        comment = lookup.sticky_comment(pr_number, marker)
     except GitHubError as exc:
         return TrustedComment(None, f"ignored: {exc}")
     if comment is None:
         return TrustedComment(None, f"#{pr_number} has no comment of this agent")
     name = f"comment {comment.id} on #{pr_number}"
-    editors, why = _editors(client, comment)
+    editors, why = _editors(github, comment)
     if editors is None:
         return TrustedComment(None, f"ignored {name}: {why}")
     # The author is this client's identity (``sticky_comment``): its edits are our runs'. Any
     # other account, github-actions[bot] included, needs write access.
     people = [login for login in editors if login != comment.author_login]
     for login in people:
-        allowed, access = client.write_access(login)
+        allowed, access = lookup.write_access(login)
         if not allowed:
             return TrustedComment(None, f"ignored {name}: edited by {login}, {access}")
     if not people:
@@ -192,13 +184,13 @@ def trusted_comment(client: GitHubClient, pr_number: int, marker: str) -> Truste
     return TrustedComment(comment, f"{name} was edited by {', '.join(people)}, with write access")
 
 
-def _editors(client: GitHubClient, comment: StickyComment) -> tuple[list[str] | None, str]:
+def _editors(github: RepositoryApi, comment: StickyComment) -> tuple[list[str] | None, str]:
     """The editors, or None and why GitHub cannot tell."""
-    requester = client.repository.requester
+    requester = github.repository.requester
     variables = {"id": comment.node_id, "edits": MAX_CONTENT_EDITS}
     query = {"query": _EDIT_HISTORY, "variables": variables}
     try:
-        with client.api("reading its edit history"):
+        with github.api("reading its edit history"):
             _, answer = requester.requestJsonAndCheck("POST", requester.graphql_url, input=query)
     except GitHubError as exc:
         return None, str(exc)
@@ -206,7 +198,7 @@ def _editors(client: GitHubClient, comment: StickyComment) -> tuple[list[str] | 
         editors, why = _editors_of(answer, comment)
     except (AttributeError, KeyError, TypeError) as exc:
         return None, f"GitHub's answer about its edit history is malformed ({exc!r})"
-    return editors, client.one_line(why)  # GraphQL's messages are GitHub's, in one line
+    return editors, github.one_line(why)  # GraphQL's messages are GitHub's, in one line
 
 
 def _editors_of(answer: Any, comment: StickyComment) -> tuple[list[str] | None, str]:
@@ -252,14 +244,14 @@ def _login(actor: Any) -> str | None:
 # --- permission ---------------------------------------------------------------------------------
 
 
-def ask_write_access(client: GitHubClient, login: str) -> tuple[bool, str]:
+def ask_write_access(github: RepositoryApi, login: str) -> tuple[bool, str]:
     """Whether ``login`` may write to the repository (admin, maintain or write), and how GitHub
     answered, for a reason; False when GitHub does not say. No login is trusted without asking:
     ``github-actions[bot]`` is every workflow of the repository, not only this one."""
     path = f"/collaborators/{urllib.parse.quote(login, safe='')}/permission"
-    repository = client.repository
+    repository = github.repository
     try:
-        with client.api(f"reading the permission of {login}"):
+        with github.api(f"reading the permission of {login}"):
             _, data = repository.requester.requestJsonAndCheck("GET", repository.url + path)
     except GitHubError as exc:
         return False, f"whose permission GitHub did not tell ({exc})"
@@ -274,11 +266,11 @@ def ask_write_access(client: GitHubClient, login: str) -> tuple[bool, str]:
 # --- workflow runs ------------------------------------------------------------------------------
 
 
-def workflow_run(client: GitHubClient, run_id: int) -> WorkflowRun:
-    """The run with this id in the client's repository; ``GitHubError`` when GitHub does not say
+def workflow_run(github: RepositoryApi, run_id: int) -> WorkflowRun:
+    """The run with this id in the repository; ``GitHubError`` when GitHub does not say
     (no such run, or a token without ``actions: read``) or answers with something else."""
-    repository = client.repository
-    with client.api(f"reading workflow run {run_id}"):
+    repository = github.repository
+    with github.api(f"reading workflow run {run_id}"):
         _, data = repository.requester.requestJsonAndCheck(
             "GET", f"{repository.url}/actions/runs/{run_id}"
         )
@@ -288,14 +280,14 @@ def workflow_run(client: GitHubClient, run_id: int) -> WorkflowRun:
     return run
 
 
-def recent_workflow_runs(client: GitHubClient, workflow_path: str) -> list[WorkflowRun]:
-    """The newest runs (one page) of the workflow file ``workflow_path`` in the client's
+def recent_workflow_runs(github: RepositoryApi, workflow_path: str) -> list[WorkflowRun]:
+    """The newest runs (one page) of the workflow file ``workflow_path`` in the
     repository, each as ``workflow_run`` has it; ``GitHubError`` when GitHub does not say."""
-    repository = client.repository
+    repository = github.repository
     workflow = workflow_path.rsplit("/", 1)[-1]  # the API names a workflow by its file name
     url = f"{repository.url}/actions/workflows/{urllib.parse.quote(workflow, safe='')}/runs"
     parameters = {"per_page": 100, "exclude_pull_requests": "true"}  # one page, the most
-    with client.api(f"listing the runs of {workflow}"):
+    with github.api(f"listing the runs of {workflow}"):
         _, data = repository.requester.requestJsonAndCheck("GET", url, parameters=parameters)
     listed = data.get("workflow_runs") if isinstance(data, dict) else None
     if not isinstance(listed, list):

@@ -21,7 +21,8 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from types import MappingProxyType
 
-from memory_action.outgoing import SafeText, gate
+from memory_action.github.reviews import InlineComment
+from memory_action.outgoing import gate
 from memory_action.pull_request import ChangedFile
 from memory_action.review.diff import Hunk, parse_patch
 from memory_action.review.findings import Finding, Side
@@ -31,18 +32,6 @@ from memory_action.untrusted_markdown import (
     normalise_line_ends,
     safe_markdown,
 )
-
-
-@dataclass(frozen=True)
-class InlineComment:
-    """One entry of ``comments[]`` of "Create a review for a pull request"."""
-
-    path: str
-    line: int
-    side: str  # RIGHT | LEFT
-    start_line: int | None
-    start_side: str | None
-    body: SafeText
 
 
 @dataclass(frozen=True)
