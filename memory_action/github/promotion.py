@@ -22,9 +22,10 @@ import urllib.parse
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, NamedTuple, Protocol
+from typing import NamedTuple, Protocol
 
 from github.IssueComment import IssueComment
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from memory_action.context import distinct_shas
 from memory_action.errors import GitHubError
@@ -79,6 +80,70 @@ class WorkflowRun:
     id: int
     repository: str  # owner/name
     path: str  # the workflow file: .github/workflows/review.yml
+
+
+class _Answer(BaseModel):
+    """GitHub's JSON, untrusted: checked as strictly as it is read (no coercion)."""
+
+    model_config = ConfigDict(strict=True, extra="ignore")
+
+
+class _Permission(_Answer):
+    permission: object = None  # shown in the reason whatever it is
+    role_name: object = None
+
+
+class _RunRepository(_Answer):
+    full_name: str
+
+
+class _Run(_Answer):
+    id: int
+    repository: _RunRepository
+    path: str
+
+
+class _RunList(_Answer):
+    workflow_runs: list[object]
+
+
+class _Actor(_Answer):
+    typename: object = Field(default=None, alias="__typename")
+    login: object = None
+
+
+class _Edit(_Answer):
+    editor: _Actor | None
+    deleted_by: _Actor | None = Field(default=None, alias="deletedBy")
+
+
+class _Edits(_Answer):
+    total_count: int = Field(alias="totalCount")
+    nodes: list[_Edit]
+
+
+class _EditedComment(_Answer):
+    body: str
+    author: _Actor | None
+    editor: _Actor | None
+    last_edited_at: object = Field(alias="lastEditedAt")
+    user_content_edits: _Edits = Field(alias="userContentEdits")
+
+
+class _Node(_Answer):
+    typename: object = Field(default=None, alias="__typename")
+
+
+class _NodeData(_Answer):
+    node: dict[str, object] | None
+
+
+class _GraphqlErrors(_Answer):
+    errors: list[object] | None = None
+
+
+class _EditHistory(_Answer):
+    data: _NodeData
 
 
 class TrustedComment(NamedTuple):
@@ -196,33 +261,39 @@ def _editors(github: RepositoryApi, comment: StickyComment) -> tuple[list[str] |
         return None, str(exc)
     try:
         editors, why = _editors_of(answer, comment)
-    except (AttributeError, KeyError, TypeError) as exc:
-        return None, f"GitHub's answer about its edit history is malformed ({exc!r})"
+    except ValidationError as exc:
+        first = exc.errors()[0]  # a ValidationError names at least one
+        where = ".".join(str(part) for part in first["loc"]) or "the answer"
+        return None, f"GitHub's answer about its edit history is malformed ({where})"
     return editors, github.one_line(why)  # GraphQL's messages are GitHub's, in one line
 
 
-def _editors_of(answer: Any, comment: StickyComment) -> tuple[list[str] | None, str]:
-    errors = answer.get("errors") if isinstance(answer, dict) else None
+def _editors_of(answer: object, comment: StickyComment) -> tuple[list[str] | None, str]:
+    """The editors the answer names; ``ValidationError`` for an answer of another shape."""
+    errors = _GraphqlErrors.model_validate(answer).errors
     if errors:
-        messages = "; ".join(str(e.get("message", e)) for e in errors if isinstance(e, dict))
+        messages = "; ".join(
+            str(error.get("message", error)) for error in errors if isinstance(error, dict)
+        )
         return None, f"GitHub did not answer for its edit history ({messages or errors})"
-    node = answer["data"]["node"]
-    if node is None or node.get("__typename") != "IssueComment":
+    raw = _EditHistory.model_validate(answer).data.node
+    if raw is None or _Node.model_validate(raw).typename != "IssueComment":
         return None, "GitHub knows no such comment any more"
-    if _login(node["author"]) != comment.author_login:
+    node = _EditedComment.model_validate(raw)
+    if _login(node.author) != comment.author_login:
         return None, "its author is not the one the REST API names"
-    if node["body"] != comment.body:
+    if node.body != comment.body:
         return None, "it changed while it was being checked"
-    edits = node["userContentEdits"]
-    if edits["totalCount"] > len(edits["nodes"]):
-        return None, f"it has {edits['totalCount']} edits, more than can be checked"
+    edits = node.user_content_edits
+    if edits.total_count > len(edits.nodes):
+        return None, f"it has {edits.total_count} edits, more than can be checked"
     return _edit_logins(node)
 
 
-def _edit_logins(node: dict[str, Any]) -> tuple[list[str] | None, str]:
-    actors = [node["editor"]] if node["lastEditedAt"] is not None else []
-    for edit in node["userContentEdits"]["nodes"]:
-        actors += [edit["editor"]] + ([edit["deletedBy"]] if edit.get("deletedBy") else [])
+def _edit_logins(node: _EditedComment) -> tuple[list[str] | None, str]:
+    actors = [node.editor] if node.last_edited_at is not None else []
+    for edit in node.user_content_edits.nodes:
+        actors += [edit.editor] + ([edit.deleted_by] if edit.deleted_by else [])
     editors: list[str] = []
     for actor in actors:
         login = _login(actor)
@@ -233,12 +304,12 @@ def _edit_logins(node: dict[str, Any]) -> tuple[list[str] | None, str]:
     return editors, ""
 
 
-def _login(actor: Any) -> str | None:
+def _login(actor: _Actor | None) -> str | None:
     """The REST login of a GraphQL actor: bots get their "[bot]" back. None for a ghost."""
-    if not isinstance(actor, dict) or not actor.get("login"):
+    if actor is None or not actor.login:
         return None
-    login = str(actor["login"])
-    return f"{login}[bot]" if actor.get("__typename") == "Bot" else login
+    login = str(actor.login)
+    return f"{login}[bot]" if actor.typename == "Bot" else login
 
 
 # --- permission ---------------------------------------------------------------------------------
@@ -255,9 +326,11 @@ def ask_write_access(github: RepositoryApi, login: str) -> tuple[bool, str]:
             _, data = repository.requester.requestJsonAndCheck("GET", repository.url + path)
     except GitHubError as exc:
         return False, f"whose permission GitHub did not tell ({exc})"
-    if not isinstance(data, dict):
+    try:
+        answer = _Permission.model_validate(data)
+    except ValidationError:
         return False, "whose permission GitHub did not tell"
-    permission, role = data.get("permission"), data.get("role_name")
+    permission, role = answer.permission, answer.role_name
     if permission in TRUSTED_ROLES or role in TRUSTED_ROLES:
         return True, f"permission {permission}, role {role}"
     return False, f"who has no write access (permission {permission}, role {role})"
@@ -289,18 +362,21 @@ def recent_workflow_runs(github: RepositoryApi, workflow_path: str) -> list[Work
     parameters = {"per_page": 100, "exclude_pull_requests": "true"}  # one page, the most
     with github.api(f"listing the runs of {workflow}"):
         _, data = repository.requester.requestJsonAndCheck("GET", url, parameters=parameters)
-    listed = data.get("workflow_runs") if isinstance(data, dict) else None
-    if not isinstance(listed, list):
-        raise GitHubError(f"listing the runs of {workflow}: GitHub's answer is not a list of runs")
+    try:
+        listed = _RunList.model_validate(data).workflow_runs
+    except ValidationError:
+        raise GitHubError(
+            f"listing the runs of {workflow}: GitHub's answer is not a list of runs"
+        ) from None
     return [run for run in map(_run_of, listed) if run is not None]
 
 
 def _run_of(data: object) -> WorkflowRun | None:
     """A run as GitHub's JSON has it (its id, repository and workflow file); None if not."""
-    if not isinstance(data, dict):
+    try:
+        run = _Run.model_validate(data)
+    except ValidationError:
         return None
-    run_id, repo, path = data.get("id"), data.get("repository"), data.get("path")
-    name = repo.get("full_name") if isinstance(repo, dict) else None
-    if not isinstance(run_id, int) or not isinstance(name, str) or not isinstance(path, str):
-        return None
-    return WorkflowRun(id=run_id, repository=name, path=path.partition("@")[0])
+    return WorkflowRun(
+        id=run.id, repository=run.repository.full_name, path=run.path.partition("@")[0]
+    )
