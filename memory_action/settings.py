@@ -15,13 +15,13 @@ from typing import TypeVar
 
 from memory_action.errors import InputError, Setting
 from memory_action.memory.markers import AGENT_NAME, AGENT_NAME_RULE
-from memory_action.numbers import ascii_int
-from memory_action.review.profile import (
+from memory_action.model_profile import (
     ModelProfile,
     ServedWindow,
     memory_kb_that_fits,
     profile_for,
 )
+from memory_action.numbers import ascii_int
 
 
 class Secret:
