@@ -26,19 +26,16 @@ An ``issue_comment`` on an issue that is no pull request has no ``pull_request``
 from __future__ import annotations
 
 import dataclasses
-import enum
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
 from memory_action.errors import EventError, UnsupportedEvent
+from memory_action.memory.trust import Trust
 
-
-class Trust(enum.StrEnum):
-    TRUSTED = "trusted"  # the run's input comes from people with write access
-    UNTRUSTED = "untrusted"  # a fork, or a person without write access, shaped the input
+__all__ = ["Trust"]  # also imported from here (store, local) until they import memory's
 
 
 PR_EVENTS = ("pull_request", "pull_request_target")
@@ -55,6 +52,8 @@ NO_WRITE_ASSOCIATIONS = frozenset(
 REVIEW_COMMENT = "pull_request_review_comment"
 COMMENT_EVENTS = ("issue_comment", REVIEW_COMMENT)  # the comment is the run's request
 SUPPORTED = (*PR_EVENTS, *BRANCH_EVENTS, *COMMENT_EVENTS)
+MAX_PUSH_COMMITS = 20  # a push event lists at most 20 commits
+_NULL_SHA = "0" * 40  # "after" of a deleted branch, "before" of a new one
 
 
 @dataclass(frozen=True)
@@ -449,6 +448,26 @@ def _pushed_commits(event: str, payload: Mapping[str, Any], sha: str) -> tuple[s
     """A push's commits, head first; a PR merged by this push is found through them."""
     if event != "push":
         return ()
-    from memory_action.github.promotion import push_commit_shas  # noqa: PLC0415 - small, pure
-
     return tuple(push_commit_shas(payload)) or ((sha,) if sha else ())
+
+
+def push_commit_shas(event: Mapping[str, Any]) -> list[str]:
+    """The commits of a push event to look up: the head first, then the rest newest first.
+
+    At most ``MAX_PUSH_COMMITS``, without the all-zero sha of a deleted branch.
+    """
+    head = event.get("head_commit")
+    found = [head.get("id") if isinstance(head, Mapping) else None, event.get("after")]
+    commits = event.get("commits")
+    if isinstance(commits, list):
+        found += [c.get("id") for c in reversed(commits) if isinstance(c, Mapping)]
+    return distinct_shas(found)
+
+
+def distinct_shas(shas: Sequence[object]) -> list[str]:
+    """The first ``MAX_PUSH_COMMITS`` distinct commit shas of ``shas`` (no all-zero sha)."""
+    distinct: list[str] = []
+    for sha in shas:
+        if isinstance(sha, str) and sha and sha != _NULL_SHA and sha not in distinct:
+            distinct.append(sha)
+    return distinct[:MAX_PUSH_COMMITS]

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 from memory_action.errors import GitHubError
-from memory_action.github.reviews import CommentFeedback, Comparison, PostedReview
+from memory_action.github.reviews import CommentFeedback, Comparison, InlineComment, PostedReview
 from memory_action.layers import StartingMemory
 from memory_action.memory.items import with_item
 from memory_action.memory.review_ledger import LEDGER_STATES, ReviewLedger
@@ -33,7 +33,7 @@ from memory_action.pull_request import (
     PullRequestInfo,
     PullRequestReader,
 )
-from memory_action.review.anchors import InlineComment, anchor, comment_body
+from memory_action.review.anchors import anchor, comment_body
 from memory_action.review.findings import Finding
 from memory_action.review.findings_text import findings_markdown
 from memory_action.review.ledger import (

@@ -25,13 +25,14 @@ from memory_action.memory.state import (
     MAX_PARENTS,
     PROVENANCE_FILE,
     EntryState,
+    Layer,
     load_state,
     read_memory,
     sanitize_folder,
     write_memory,
 )
 from memory_action.outgoing import Form, gate
-from memory_action.scope import Layer, MemoryScope
+from memory_action.scope import MemoryScope
 from memory_action.store.base import (
     EntryLister,
     ListedEntry,
@@ -170,7 +171,7 @@ def restore_layers(
         overlay = fetch(layers.store, keys, folder, layers.masked)
     text, provenance, notes = committed.text, committed.provenance, list(committed.notes)
     if overlay is not None and overlay.result.hit:
-        base = overlay.state.base if overlay.state and overlay.state.layer == "overlay" else ""
+        base = overlay.state.base if overlay.state and overlay.state.layer == Layer.OVERLAY else ""
         merged = merge_text(base, committed.text, overlay.text)
         text, provenance = merged.text, merge_provenance(overlay.provenance, provenance)
         notes.append("re-applied this pull request's memory on top of the committed memory")
@@ -363,7 +364,7 @@ def prepare_save(
             provenance = merge_provenance(provenance, newest.provenance)
             holds = holds | newest.holds()
             notes = (f"merged {newest.key}, saved by another run while this one ran",)
-    state = EntryState("committed", base=start.committed.text, parents=_capped(holds))
+    state = EntryState(Layer.COMMITTED, base=start.committed.text, parents=_capped(holds))
     return text, state, provenance, holds, notes
 
 
@@ -383,13 +384,13 @@ def _prepare_overlay(
         keys, folder = RestoreKeys(scope.overlay_prefix), layers.scratch / "overlay-before-save"
         newest = fetch(layers.store, keys, folder, layers.masked)
         if newest.key is not None and newest.key not in parents | _held(start.overlay):
-            base = newest.state.base if newest.state and newest.state.layer == "overlay" else ""
+            base = newest.state.base if newest.state and newest.state.layer == Layer.OVERLAY else ""
             theirs = merge_text(base, start.committed.text, newest.text).text
             text = merge_text(start.text, theirs, final).text
             provenance = merge_provenance(provenance, newest.provenance)
             parents = parents | newest.holds()
             notes = (f"merged {newest.key}, saved by another run of this pull request meanwhile",)
-    state = EntryState("overlay", base=start.committed.text, parents=_capped(parents))
+    state = EntryState(Layer.OVERLAY, base=start.committed.text, parents=_capped(parents))
     return text, state, provenance, parents, notes
 
 

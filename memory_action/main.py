@@ -22,8 +22,8 @@ if TYPE_CHECKING:
     from langchain_core.language_models import BaseChatModel
 
     from memory_action.github.client import GitHubClient
+    from memory_action.model_profile import ServedWindow
     from memory_action.pipeline import Services
-    from memory_action.review.profile import ServedWindow
 
 
 def main(

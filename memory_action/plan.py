@@ -18,10 +18,11 @@ from memory_action.errors import InputError, MemoryFileError, Naming, input_word
 from memory_action.gha import Workflow
 from memory_action.memory.scrub import RefusalLog
 from memory_action.memory.sources import MemoryFiles, find_symlink
+from memory_action.memory.state import Layer
 from memory_action.outgoing import SafeText
 from memory_action.pull_request import PullRequestCommenter, PullRequestReader, ReactionContent
 from memory_action.review.progress import ProgressHook
-from memory_action.scope import Layer, MemoryScope
+from memory_action.scope import MemoryScope
 from memory_action.settings import Mode, Settings
 from memory_action.store.base import LayerAdmin, MemoryStore
 

@@ -17,9 +17,10 @@ from __future__ import annotations
 import dataclasses
 import re
 
-from memory_action.context import READ_ONLY_CACHE_EVENTS, Trust
+from memory_action.context import READ_ONLY_CACHE_EVENTS
 from memory_action.errors import GitHubError
 from memory_action.layers import Fetched, StartingMemory
+from memory_action.memory.markers import comment_marker
 from memory_action.memory.merge import merge_text
 from memory_action.memory.proposals import (
     InvalidProposalError,
@@ -29,10 +30,9 @@ from memory_action.memory.proposals import (
     decode_block,
 )
 from memory_action.memory.provenance import Provenance, Stamp, carry, stamp_for_run, update
-from memory_action.memory.state import EntryState
+from memory_action.memory.state import EntryState, Layer
+from memory_action.memory.trust import Trust
 from memory_action.plan import Plan, saves_committed
-from memory_action.report import comment_marker
-from memory_action.scope import Layer
 from memory_action.settings import ScopeKind
 from memory_action.store.base import RestoreResult
 
@@ -185,7 +185,7 @@ def overlay_from_comment(plan: Plan) -> Fetched | None:
     return Fetched(
         result=RestoreResult(hit=True, matched_key=None),
         text=text,
-        state=EntryState(Layer.OVERLAY.value, base=found[0].base),
+        state=EntryState(Layer.OVERLAY, base=found[0].base),
         provenance=Provenance({}),
     )
 

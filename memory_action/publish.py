@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 from memory_action import report
 from memory_action.base_sources import changed_note
-from memory_action.context import Trust
+from memory_action.memory.markers import comment_marker
 from memory_action.memory.merge import merge_text
 from memory_action.memory.proposals import (
     InvalidProposalError,
@@ -27,6 +27,7 @@ from memory_action.memory.proposals import (
 )
 from memory_action.memory.provenance import Stamp, changed_entries, render_changes_markdown
 from memory_action.memory.render import render_memory_block
+from memory_action.memory.trust import Trust
 from memory_action.outcome import Outcome
 from memory_action.outgoing import Form, gate
 from memory_action.plan import Plan
@@ -256,7 +257,7 @@ def comment_proposal(plan: Plan, outcome: Outcome, current: str | None = None) -
         return ""
     if proposal is not None or _started_from_comment(outcome) or untrusted:
         if current is None:
-            current = github.find_sticky_comment(pr.number, report.comment_marker(agent)) or ""
+            current = github.find_sticky_comment(pr.number, comment_marker(agent)) or ""
         previous = _verified(plan, current)
         proposal = _keeping_trusted_items(plan, previous, proposal_for(plan, outcome, previous))
     if proposal is None:
@@ -273,7 +274,7 @@ def post_comment(plan: Plan, outcome: Outcome) -> str:
     pr, github, settings = plan.context.pull_request, plan.services.github, plan.settings
     if pr is None or not settings.post_comment or github is None:
         return ""
-    marker = report.comment_marker(settings.agent_name)
+    marker = comment_marker(settings.agent_name)
     body = report.safe_comment(
         plan.masked,
         agent_name=settings.agent_name,

@@ -14,6 +14,8 @@ if TYPE_CHECKING:
 
 # The reactions the agent adds to a comment with commands: all done, or seen but not all done.
 ReactionContent = Literal["+1", "eyes"]
+# The side of a diff a review comment points at: RIGHT the new file, LEFT the old one.
+Side = Literal["RIGHT", "LEFT"]
 MAX_FILE_BYTES = 2 * 1024 * 1024  # larger files are no use to a reviewing model
 _BINARY_SNIFF = 8_192  # a NUL byte in the first 8 KiB means binary, as git decides
 

@@ -25,8 +25,9 @@ from dataclasses import dataclass
 from functools import cache
 from importlib import resources
 
+from memory_action.memory.markers import comment_marker
+from memory_action.memory.proposals import PROPOSAL_LIMIT
 from memory_action.outgoing import SafeText, gate
-from memory_action.settings import AGENT_NAME
 from memory_action.untrusted_markdown import (
     break_markers,
     code_span,
@@ -36,19 +37,14 @@ from memory_action.untrusted_markdown import (
     safe_prose,
 )
 
-__all__ = ["break_markers", "safe_markdown"]  # also used from here (memory.proposals, tests)
+__all__ = ["break_markers", "safe_markdown"]  # also used from here (tests)
 
 COMMENT_LIMIT = 65_536  # GitHub refuses a longer comment body
 # GitHub refuses a step summary over 1 MiB; leave room for the error lines main() may append.
 SUMMARY_LIMIT = 1_000_000
-MARKER_PREFIX = "<!-- memory-agent:"
 COMMENT_TRUNCATED = "… truncated (see the job summary)"
 SUMMARY_TRUNCATED = "… truncated (the job summary has a size limit)"
 _NOTE_LIMIT = 1_000  # our own notes are one line; an error message pasted in must not crowd out
-# The proposal (checklist + block) of a comment; the fixed rest (marker, header, a note of at most
-# _NOTE_LIMIT characters escaped, footer) stays under 10,000, so the review and diff can always
-# be cut to make the comment fit.
-PROPOSAL_LIMIT = 40_000
 
 
 @dataclass(frozen=True)
@@ -122,22 +118,6 @@ def not_reviewed_markdown(figures: ReviewFigures | None) -> str:
         f"<details><summary>Not reviewed ({count} file{'s' if count != 1 else ''})</summary>"
         "\n\n" + "\n".join(rows) + "\n\n</details>"
     )
-
-
-def comment_marker(agent_name: str) -> str:
-    """The hidden marker that identifies an agent's sticky comment.
-
-    The closing `` -->`` delimits the name, so the marker of agent "a" is not part of agent "ab"'s.
-    """
-    if not AGENT_NAME.fullmatch(agent_name):
-        raise ValueError(f"agent name {agent_name!r} must match {AGENT_NAME.pattern}")
-    return f"{MARKER_PREFIX}sticky agent={agent_name} -->"
-
-
-def marker_agent(marker: str) -> str | None:
-    """The agent name ``comment_marker`` wrote into ``marker``; None for anything else."""
-    name = marker.removeprefix(f"{MARKER_PREFIX}sticky agent=").removesuffix(" -->")
-    return name if AGENT_NAME.fullmatch(name) and comment_marker(name) == marker else None
 
 
 # The HTML our templates write around the memory changes and the footer.

@@ -24,26 +24,23 @@ the scope's own prefix.
 from __future__ import annotations
 
 import dataclasses
-import enum
 import hashlib
 import secrets
 from dataclasses import dataclass
 from urllib.parse import quote
 
 from memory_action.context import RunContext
+from memory_action.memory.state import Layer
 from memory_action.settings import ScopeKind, Settings
 from memory_action.store.base import RestoreKeys
 from memory_action.store.keys import key_problem, keys_problem
+
+__all__ = ["Layer"]  # also imported from here (store) until it imports memory's
 
 KEY_FORMAT = "memory-agent/v1"
 MAX_ENCODED_PART = 120
 MAX_ENCODED_HEAD = 40  # the readable head kept before the hash of a part too long to keep
 NONCE_BYTES = 4  # 8 hex digits: matrix legs of one job never meet (1 in 4 billion per pair)
-
-
-class Layer(enum.StrEnum):
-    COMMITTED = "committed"  # the memory every run of the scope starts from
-    OVERLAY = "overlay"  # what one pull request's runs learned, on top of committed memory
 
 
 @dataclass(frozen=True)

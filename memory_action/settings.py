@@ -14,13 +14,14 @@ from pathlib import PurePosixPath
 from typing import TypeVar
 
 from memory_action.errors import InputError, Setting
-from memory_action.numbers import ascii_int
-from memory_action.review.profile import (
+from memory_action.memory.markers import AGENT_NAME, AGENT_NAME_RULE
+from memory_action.model_profile import (
     ModelProfile,
     ServedWindow,
     memory_kb_that_fits,
     profile_for,
 )
+from memory_action.numbers import ascii_int
 from memory_action.store.secret import Secret
 
 
@@ -132,12 +133,6 @@ class Settings:
         return self.timeout_minutes * 60.0
 
 
-# A path component of every key and of the memory branch's tree: never ".", ".." or ".git"
-# (a letter or digit first), never a name Windows or git refs would cut (no "." last).
-AGENT_NAME = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9._-]{0,62}[A-Za-z0-9_-])?")
-AGENT_NAME_RULE = (
-    "1 to 64 of letters, digits, '.', '_' and '-', a letter or digit first, no '.' last"
-)
 # A model name as providers spell them (``openai/gpt-4.1``, ``ft:gpt-4o:acme::id``, ``llama3:8b``):
 # no space or control character, which could end the ``::error::`` or log line it is shown in.
 MODEL_NAME = re.compile(r"[A-Za-z0-9._:/@+-]{1,200}")

@@ -14,10 +14,11 @@ from langchain_core.tools import BaseTool
 from memory_action.agent.models import disable_tracing
 from memory_action.agent.pr_tools import make_pr_tools
 from memory_action.agent.prompts import system_prompt, task_message
-from memory_action.context import RunContext, Trust
+from memory_action.context import RunContext
 from memory_action.memory.middleware import MemoryMiddleware
 from memory_action.memory.scrub import RefusalLog
 from memory_action.memory.sources import MemoryFiles
+from memory_action.memory.trust import Trust
 from memory_action.pull_request import PullRequestReader
 from memory_action.review.engine import ReviewEngine, ReviewResult, ReviewSetup
 from memory_action.review.messages import bounded, untrusted_chars

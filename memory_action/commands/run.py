@@ -33,7 +33,6 @@ from memory_action.context import (
     COMMENT_EVENTS,
     REVIEW_COMMENT,
     RunContext,
-    Trust,
     commenter_may_write,
 )
 from memory_action.errors import GitHubError, UnsupportedEvent
@@ -42,12 +41,14 @@ from memory_action.memory import items
 from memory_action.memory.diff import memory_diff
 from memory_action.memory.provenance import stamp_for_run, update
 from memory_action.memory.scrub import describe, find_secrets
+from memory_action.memory.state import Layer
+from memory_action.memory.trust import Trust
 from memory_action.outcome import Outcome, RunResult
 from memory_action.outgoing import gate
 from memory_action.plan import GitHubAccess, Plan, Services
 from memory_action.pull_request import CommentPermissionError, ReactionContent
 from memory_action.restore import restore
-from memory_action.scope import Layer, MemoryScope, committed_only, compute_scope
+from memory_action.scope import MemoryScope, committed_only, compute_scope
 from memory_action.settings import ScopeKind, Settings
 from memory_action.store.base import SaveResult
 from memory_action.store_wiring import uses_git

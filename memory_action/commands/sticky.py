@@ -9,6 +9,7 @@ from __future__ import annotations
 from memory_action import report
 from memory_action.commands.proposal_section import with_proposal
 from memory_action.errors import GitHubError
+from memory_action.memory.markers import comment_marker
 from memory_action.outcome import Outcome
 from memory_action.outgoing import gate
 from memory_action.plan import Plan
@@ -23,7 +24,7 @@ def publish_proposal(plan: Plan, outcome: Outcome) -> str:
     pr, github, agent = plan.context.pull_request, plan.services.github, plan.settings.agent_name
     if pr is None or github is None:
         return "there is no pull request comment to hold it"
-    marker = report.comment_marker(agent)
+    marker = comment_marker(agent)
     try:
         current = github.find_sticky_comment(pr.number, marker)
         proposal = comment_proposal(plan, outcome, current or "")  # the comment is read once

@@ -10,14 +10,11 @@ request, an answer of another shape) is left out, and the reader asks REST for i
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, Field, ValidationError
 
 from memory_action.errors import GitHubError
-
-if TYPE_CHECKING:
-    from memory_action.github.client import GitHubClient
+from memory_action.github.api import RepositoryApi
 
 MAX_FILES_PER_REQUEST = 50  # well inside GitHub's GraphQL node limits
 _FILE_TYPE_BITS, _REGULAR_FILE = 0o170000, 0o100000  # git's mode: 100644 and 100755
@@ -53,7 +50,7 @@ def query_for(count: int) -> str:
 
 
 def read_files(
-    client: GitHubClient, repo: str, rev: str, paths: Sequence[str], max_bytes: int
+    github: RepositoryApi, repo: str, rev: str, paths: Sequence[str], max_bytes: int
 ) -> dict[str, bytes | None]:
     """The bytes of each of ``paths`` at ``rev`` that GraphQL could tell (None: not a file the
     reader takes); a path it could not tell, or every path when the request fails, is absent."""
@@ -63,10 +60,10 @@ def read_files(
         return {}
     variables = {"owner": owner, "name": name, "rev": rev}
     variables |= {f"p{i}": path for i, path in enumerate(paths)}
-    requester = client.repository.requester
+    requester = github.repository.requester
     body = {"query": query_for(len(paths)), "variables": variables}
     try:
-        with client.api(f"reading {len(paths)} files at {rev[:12]}"):
+        with github.api(f"reading {len(paths)} files at {rev[:12]}"):
             _, answer = requester.requestJsonAndCheck("POST", requester.graphql_url, input=body)
     except GitHubError:
         return {}

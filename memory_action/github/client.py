@@ -1,9 +1,10 @@
 """The few GitHub REST calls memory-agent makes, through PyGithub.
 
 ``GitHubClient`` reads a pull request (``PullRequestReader``) and keeps one sticky comment per
-agent (``PullRequestCommenter``). Every PyGithub error becomes one line: a ``GitHubError`` with
-the HTTP status and GitHub's message (never the token), or a ``CommentPermissionError`` when a
-comment may not be written (a fork pull request's read-only token).
+agent (``PullRequestCommenter``). Every PyGithub error becomes one line (``api.RepositoryApi``):
+a ``GitHubError`` with the HTTP status and GitHub's message (never the token), or a
+``CommentPermissionError`` when a comment may not be written (a fork pull request's read-only
+token).
 
 Which comment is ours: one that contains the agent's marker and was created by the identity of
 the token the client uses (``identity``), never another bot's that echoes pull request text. The
@@ -15,7 +16,8 @@ then found, a new one is created and nothing foreign is trusted. ``bot_login`` s
 
 After a merge, the push run asks which pull requests were merged and whether their sticky comment
 may be trusted: those methods delegate to ``promotion``. Pull request reviews with inline
-comments, the feedback on them and comparing two commits delegate to ``reviews``.
+comments, the feedback on them and comparing two commits delegate to ``reviews``. Both, and
+``base_files``, take the client's ``RepositoryApi``, never the client.
 """
 
 from __future__ import annotations
@@ -26,21 +28,18 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from functools import cached_property
 
-import requests
-from github import Auth, Github, GithubException, RateLimitExceededException
+from github import GithubException
 from github.ContentFile import ContentFile
-from github.File import File
 from github.IssueComment import IssueComment
 from github.NamedUser import NamedUser
 from github.Organization import Organization
 from github.PullRequest import PullRequest
 from github.Repository import Repository
 from pydantic import BaseModel, ValidationError
-from urllib3.util import Retry
 
-from memory_action import __version__
 from memory_action.errors import GitHubError
 from memory_action.github import base_files, promotion, reviews
+from memory_action.github.api import DEFAULT_API_URL, RepositoryApi, changed_file
 from memory_action.github.promotion import (
     ACTIONS_BOT,
     MergedPullRequest,
@@ -48,26 +47,20 @@ from memory_action.github.promotion import (
     TrustedComment,
     WorkflowRun,
 )
-from memory_action.github.reviews import CommentFeedback, Comparison, PostedReview
+from memory_action.github.reviews import CommentFeedback, Comparison, InlineComment, PostedReview
+from memory_action.memory.duplicates import fold_duplicates
 from memory_action.outgoing import SafeText
 from memory_action.pull_request import (
     MAX_FILE_BYTES,
     ChangedFile,
-    CommentPermissionError,
     PostedComment,
     PullRequestInfo,
     ReactionContent,
     decode_text,
 )
-from memory_action.review.anchors import InlineComment
-from memory_action.sticky import fold_duplicates
 
-DEFAULT_API_URL = "https://api.github.com"
+__all__ = ["DEFAULT_API_URL"]  # also imported from here (tests)
 _VIEWER = "query { viewer { __typename login } }"
-_PERMISSION_HINT = (
-    "a fork pull request's token is read-only; otherwise grant the workflow "
-    "`permissions: pull-requests: write`"
-)
 
 
 class GitHubClient:
@@ -88,11 +81,14 @@ class GitHubClient:
         bot_login: str | None = None,
         max_file_bytes: int = MAX_FILE_BYTES,
     ) -> None:
-        self._token = token
-        self._api_url = api_url.rstrip("/") or DEFAULT_API_URL
-        self._repo_name = repo
-        self._retries = retries
-        self._timeout = timeout_seconds
+        self._api = RepositoryApi(
+            token,
+            api_url,
+            repo,
+            retries=retries,
+            timeout_seconds=timeout_seconds,
+            after_write=self._forget_comments,
+        )
         self._bot_login = bot_login
         self.max_file_bytes = max_file_bytes
         self._write_access: dict[str, tuple[bool, str]] = {}  # login → answer, once per run
@@ -105,39 +101,32 @@ class GitHubClient:
     @property
     def repo_name(self) -> str:
         """owner/name"""
-        return self._repo_name
+        return self._api.repo_name
 
-    @cached_property
+    @property
     def repository(self) -> Repository:
         """The PyGithub repository, built on first use (building it sends nothing)."""
-        client = Github(
-            auth=Auth.Token(self._token),
-            base_url=self._api_url,
-            timeout=self._timeout,
-            user_agent=f"memory-agent/{__version__}",
-            per_page=100,
-            retry=_retry_policy(self._retries),
-            # A run makes a handful of requests: PyGithub's pauses between them only add latency.
-            seconds_between_requests=None,
-            seconds_between_writes=None,
-            lazy=True,  # objects are fetched when first read, so a comment needs no PR fetch
-        )
-        return client.get_repo(self._repo_name)
+        return self._api.repository
+
+    def _forget_comments(self) -> None:
+        """After a write, the comments read so far are read again when next asked for."""
+        self._issue_comments.clear()
 
     def pull_request(self, number: int) -> GitHubPullRequest:
         """The pull request's reader, the same one for every caller of this run."""
         if number not in self._readers:
-            self._readers[number] = GitHubPullRequest(self, number)
+            self._readers[number] = GitHubPullRequest(self._api, number, self.max_file_bytes)
         return self._readers[number]
 
     def default_branch(self) -> str:
-        with self.api(f"reading repository {self._repo_name}"):
+        with self.api(f"reading repository {self.repo_name}"):
             return self.repository.default_branch
 
     # --- PullRequestCommenter -------------------------------------------------------------------
 
     def find_sticky_comment(self, pr_number: int, marker: str) -> str | None:
-        """The sticky comment's body, with the ticks of any duplicate folded in (``sticky``)."""
+        """The sticky comment's body, with the ticks of any duplicate folded in
+        (``memory.duplicates``)."""
         comments = self._our_comments(pr_number, marker)
         if not comments:
             return None
@@ -222,21 +211,23 @@ class GitHubClient:
         self, commit_shas: Sequence[str], base_branch: str
     ) -> list[MergedPullRequest]:
         """The pull requests of the pushed commits merged into ``base_branch``, oldest first."""
-        return promotion.merged_pull_requests(self, commit_shas, base_branch)
+        return promotion.merged_pull_requests(self._api, commit_shas, base_branch)
 
     def sticky_comment(self, pr_number: int, marker: str) -> StickyComment | None:
         """The comment ``find_sticky_comment`` finds, with what the trust checks need."""
-        return promotion.sticky_comment(self, pr_number, marker)
+        return promotion.sticky_comment(
+            self._api, pr_number, self.oldest_comment(pr_number, marker)
+        )
 
     def comment_editors(self, comment: StickyComment) -> list[str] | None:
         """Who edited the comment; None when GitHub cannot tell (then it is not trusted)."""
-        return promotion.comment_editors(self, comment)
+        return promotion.comment_editors(self._api, comment)
 
     def write_access(self, login: str) -> tuple[bool, str]:
         """Whether ``login`` may write to the repository (admin, maintain or write) and how
         GitHub answered; False when it does not say. Asked once per person per client."""
         if login not in self._write_access:
-            self._write_access[login] = promotion.ask_write_access(self, login)
+            self._write_access[login] = promotion.ask_write_access(self._api, login)
         return self._write_access[login]
 
     def has_write_access(self, login: str) -> bool:
@@ -246,7 +237,7 @@ class GitHubClient:
     def workflow_run(self, run_id: int) -> WorkflowRun:
         """A run of this repository (``GitHubError`` when GitHub does not say), asked once."""
         if run_id not in self._runs:
-            self._runs[run_id] = promotion.workflow_run(self, run_id)
+            self._runs[run_id] = promotion.workflow_run(self._api, run_id)
         return self._runs[run_id]
 
     def look_up_workflow_runs(self, run_ids: Sequence[int], workflow_path: str) -> None:
@@ -257,7 +248,7 @@ class GitHubClient:
         if len(unknown) < 2:  # one run: its own call costs no more
             return
         try:
-            listed = promotion.recent_workflow_runs(self, workflow_path)
+            listed = promotion.recent_workflow_runs(self._api, workflow_path)
         except GitHubError:
             return
         self._runs.update({run.id: run for run in listed if run.id in unknown})
@@ -274,7 +265,7 @@ class GitHubClient:
 
     def trusted_comment(self, pr_number: int, marker: str) -> TrustedComment:
         """The sticky comment if only our bot and people with write access edited it, and why."""
-        return promotion.trusted_comment(self, pr_number, marker)
+        return promotion.trusted_comment(self._api, self, pr_number, marker)
 
     # --- pull request reviews (reviews.py) ------------------------------------------------------
 
@@ -288,7 +279,7 @@ class GitHubClient:
         pause: Callable[[float], None] = time.sleep,
     ) -> PostedReview:
         """Post the inline comments as ``COMMENT`` reviews on ``commit_id``, in batches."""
-        return reviews.post_review(self, pr_number, commit_id, body, comments, pause=pause)
+        return reviews.post_review(self._api, pr_number, commit_id, body, comments, pause=pause)
 
     def wrote_review_comment(self, pr_number: int, comment_id: int) -> bool:
         """Whether the review comment ``comment_id`` of the pull request was written by this
@@ -302,11 +293,11 @@ class GitHubClient:
 
     def review_feedback(self, pr_number: int) -> list[CommentFeedback]:
         """Our inline comments with their reactions, replies and thread states."""
-        return reviews.review_feedback(self, pr_number)
+        return reviews.review_feedback(self._api, pr_number, lambda: self.identity)
 
     def compare(self, base: str, head: str) -> Comparison | None:
         """How ``head`` relates to ``base``; None when GitHub does not know one of them."""
-        return reviews.compare(self, base, head)
+        return reviews.compare(self._api, base, head)
 
     # --- comment commands -----------------------------------------------------------------------
 
@@ -334,38 +325,22 @@ class GitHubClient:
     def api(self, action: str, *, write: bool = False) -> Iterator[None]:
         """Turn PyGithub and transport errors raised inside into our one-line errors. After a
         write, the comments read so far are read again when next asked for."""
-        try:
+        with self._api.api(action, write=write):
             yield
-        except RateLimitExceededException as exc:
-            raise GitHubError(self._describe(action, exc)) from exc
-        except GithubException as exc:
-            if write and exc.status in (403, 404):
-                message = f"{self._describe(action, exc)} ({_PERMISSION_HINT})"
-                raise CommentPermissionError(message) from exc
-            raise GitHubError(self._describe(action, exc)) from exc
-        except requests.RequestException as exc:
-            raise GitHubError(self.one_line(f"{action} failed: {exc}")) from exc
-        finally:
-            if write:
-                self._issue_comments.clear()
-
-    def _describe(self, action: str, exc: GithubException) -> str:
-        data = exc.data if isinstance(exc.data, dict) else {}
-        message = data.get("message") or exc.message or ""
-        return self.one_line(f"{action} failed: HTTP {exc.status} {message}".strip())
 
     def one_line(self, text: str) -> str:
         """``text`` on one line, without the token."""
-        text = " ".join(text.split())  # one line
-        return text.replace(self._token, "***") if self._token else text
+        return self._api.one_line(text)
 
 
 class GitHubPullRequest:
-    """``PullRequestReader`` for one pull request, through a ``GitHubClient``."""
+    """``PullRequestReader`` for one pull request, through a ``GitHubClient``'s API; files over
+    ``max_file_bytes`` are not read."""
 
-    def __init__(self, client: GitHubClient, number: int) -> None:
-        self._client = client
+    def __init__(self, github: RepositoryApi, number: int, max_file_bytes: int) -> None:
+        self._github = github
         self._number = number
+        self._max_file_bytes = max_file_bytes
         self._info: PullRequestInfo | None = None
         self._files: list[ChangedFile] | None = None
         self._contents: dict[tuple[str, str], bytes | None] = {}  # (path, ref) → bytes
@@ -373,7 +348,7 @@ class GitHubPullRequest:
     @cached_property
     def pull(self) -> PullRequest:
         """The PyGithub pull request, fetched once, when first read."""
-        return self._client.repository.get_pull(self._number)
+        return self._github.repository.get_pull(self._number)
 
     def known_from_event(self, info: PullRequestInfo) -> None:
         """What the event's payload says of the pull request: ``info`` is then not asked for
@@ -383,14 +358,14 @@ class GitHubPullRequest:
 
     def info(self) -> PullRequestInfo:
         if self._info is None:
-            with self._client.api(f"reading pull request #{self._number}"):
+            with self._github.api(f"reading pull request #{self._number}"):
                 self._info = _pull_request_info(self.pull)
         return self._info
 
     def changed_files(self) -> list[ChangedFile]:
         """Every changed file (GitHub lists at most 3,000), every page, listed once."""
         if self._files is None:
-            with self._client.api(f"listing the files of #{self._number}"):
+            with self._github.api(f"listing the files of #{self._number}"):
                 self._files = [changed_file(f) for f in self.pull.get_files()]
         return list(self._files)
 
@@ -401,14 +376,14 @@ class GitHubPullRequest:
         submodule), is binary, or is larger than the client's ``max_file_bytes``.
         """
         head_sha = self.info().head_sha
-        with self._client.api(f"reading {path} at {head_sha[:7]}"):
+        with self._github.api(f"reading {path} at {head_sha[:7]}"):
             data = self._file_bytes(path, head_sha)
         return decode_text(data) if data is not None else None
 
     def base_file_content(self, path: str) -> str | None:
         """The file's text at the base commit, with the same limits as ``file_content``."""
         base = self.info().base_sha or self.info().base_ref
-        with self._client.api(f"reading {path} at {base[:12]}"):
+        with self._github.api(f"reading {path} at {base[:12]}"):
             data = self._file_bytes(path, base)
         return decode_text(data) if data is not None else None
 
@@ -417,8 +392,8 @@ class GitHubPullRequest:
         for one by one (a REST call each); what GraphQL cannot tell is read over REST then."""
         base = self.info().base_sha or self.info().base_ref
         wanted = [path for path in dict.fromkeys(paths) if (path, base) not in self._contents]
-        client = self._client
-        found = base_files.read_files(client, client.repo_name, base, wanted, client.max_file_bytes)
+        github = self._github
+        found = base_files.read_files(github, github.repo_name, base, wanted, self._max_file_bytes)
         self._contents.update({(path, base): data for path, data in found.items()})
 
     def _file_bytes(self, path: str, ref: str) -> bytes | None:
@@ -429,16 +404,16 @@ class GitHubPullRequest:
 
     def _read_bytes(self, path: str, ref: str) -> bytes | None:
         try:
-            found = self._client.repository.get_contents(path, ref=ref)
+            found = self._github.repository.get_contents(path, ref=ref)
         except GithubException as exc:
             if exc.status == 404:
                 return None
             raise
         if isinstance(found, list) or found.type != "file":
             return None
-        if found.size > self._client.max_file_bytes:
+        if found.size > self._max_file_bytes:
             return None
-        return _content_bytes(self._client.repository, found)
+        return _content_bytes(self._github.repository, found)
 
 
 class _PullUser(BaseModel):
@@ -490,18 +465,6 @@ def _info_from_json(value: object) -> PullRequestInfo | None:
     )
 
 
-def changed_file(found: File) -> ChangedFile:
-    """A changed file as GitHub lists it (a pull request's files, a comparison's files)."""
-    return ChangedFile(
-        path=found.filename,
-        status=found.status,
-        additions=found.additions,
-        deletions=found.deletions,
-        patch=found.patch or None,
-        previous_path=found.previous_filename or None,
-    )
-
-
 def _pull_request_info(pull: PullRequest) -> PullRequestInfo:
     info = _info_from_json(pull.raw_data)
     if info is None:
@@ -517,15 +480,3 @@ def _content_bytes(repo: Repository, found: ContentFile) -> bytes:
     if blob.encoding == "base64":
         return base64.b64decode(blob.content)
     return blob.content.encode("utf-8")
-
-
-def _retry_policy(retries: int) -> Retry | None:
-    if retries <= 0:
-        return None
-    return Retry(
-        total=retries,
-        backoff_factor=0.5,
-        status_forcelist=(500, 502, 503, 504),
-        allowed_methods=frozenset({"GET"}),  # a retried POST could post the comment twice
-        raise_on_status=False,  # the last answer reaches PyGithub, which reports its status
-    )

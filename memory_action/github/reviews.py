@@ -15,7 +15,7 @@
 - ``compare`` says how two commits relate (``ahead``, ``behind``, ``diverged``, ``identical``)
   and which files changed between them, for a review of what changed since the last one.
 
-``GitHubClient`` exposes these as methods; the functions here take the client first.
+``GitHubClient`` exposes these as methods; the functions here take its ``RepositoryApi`` first.
 """
 
 from __future__ import annotations
@@ -30,11 +30,11 @@ from github.PullRequest import ReviewComment
 from github.PullRequestComment import PullRequestComment
 
 from memory_action.errors import GitHubError
+from memory_action.github.api import RepositoryApi, changed_file
 from memory_action.outgoing import SafeText
-from memory_action.review.anchors import InlineComment
+from memory_action.pull_request import Side
 
 if TYPE_CHECKING:
-    from memory_action.github.client import GitHubClient
     from memory_action.pull_request import ChangedFile
 
 REVIEW_BATCH = 30  # inline comments per review
@@ -56,6 +56,19 @@ query ReviewThreads($owner: String!, $name: String!, $number: Int!, $first: Int!
   }
 }
 """
+
+
+@dataclass(frozen=True)
+class InlineComment:
+    """One entry of ``comments[]`` of "Create a review for a pull request" (``review.anchors``
+    decides where a finding may go)."""
+
+    path: str
+    line: int
+    side: Side
+    start_line: int | None
+    start_side: Side | None
+    body: SafeText
 
 
 @dataclass(frozen=True)
@@ -111,7 +124,7 @@ class Comparison:
 
 
 def post_review(
-    client: GitHubClient,
+    github: RepositoryApi,
     pr_number: int,
     commit_id: str,
     body: SafeText,
@@ -128,15 +141,15 @@ def post_review(
     batches = [list(comments[i : i + REVIEW_BATCH]) for i in range(0, len(comments), REVIEW_BATCH)]
     if not batches and not body.text.strip():
         return PostedReview(urls=(), comment_ids=())
-    pull = client.repository.get_pull(pr_number)
-    commit = client.repository.get_commit(commit_id)  # lazy: nothing is fetched
+    pull = github.repository.get_pull(pr_number)
+    commit = github.repository.get_commit(commit_id)  # lazy: nothing is fetched
     urls: list[str] = []
     ids: list[int | None] = []
     for number, batch in enumerate(batches or [[]], start=1):
         if number > 1:
             pause(BATCH_PAUSE_SECONDS)
         action = f"posting review {number} of {len(batches) or 1} on #{pr_number}"
-        with client.api(action, write=True):
+        with github.api(action, write=True):
             review = pull.create_review(
                 commit=commit,
                 body=_batch_body(body.text, number, len(batches)),
@@ -145,7 +158,7 @@ def post_review(
             )
         urls.append(review.html_url)
         if batch:
-            with client.api(f"listing the comments of review {review.id} on #{pr_number}"):
+            with github.api(f"listing the comments of review {review.id} on #{pr_number}"):
                 listed = list(pull.get_single_review_comments(review.id))
             ids += _match_ids(batch, listed)
     return PostedReview(urls=tuple(urls), comment_ids=tuple(ids))
@@ -186,14 +199,17 @@ def _match_ids(
 # --- reading feedback ---------------------------------------------------------------------------
 
 
-def review_feedback(client: GitHubClient, pr_number: int) -> list[CommentFeedback]:
-    """The bot's inline comments on the pull request, oldest first, with their feedback."""
-    with client.api(f"listing the review comments of #{pr_number}"):
-        comments = list(client.repository.get_pull(pr_number).get_review_comments())
+def review_feedback(
+    github: RepositoryApi, pr_number: int, identity: Callable[[], str]
+) -> list[CommentFeedback]:
+    """The inline comments the bot wrote on the pull request, oldest first, with their feedback.
+    ``identity`` is the bot's login, asked only when there is a comment to tell by it."""
+    with github.api(f"listing the review comments of #{pr_number}"):
+        comments = list(github.repository.get_pull(pr_number).get_review_comments())
     ours = [
         c
         for c in comments
-        if c.in_reply_to_id is None and c.user is not None and c.user.login == client.identity
+        if c.in_reply_to_id is None and c.user is not None and c.user.login == identity()
     ]
     replies: dict[int, list[Reply]] = {}
     for comment in comments:
@@ -206,12 +222,12 @@ def review_feedback(client: GitHubClient, pr_number: int) -> list[CommentFeedbac
                     body=comment.body or "",
                 )
             )
-    threads = _thread_states(client, pr_number) if ours else {}
-    return [_feedback(client, c, replies.get(c.id, []), threads.get(c.id)) for c in ours]
+    threads = _thread_states(github, pr_number) if ours else {}
+    return [_feedback(github, c, replies.get(c.id, []), threads.get(c.id)) for c in ours]
 
 
 def _feedback(
-    client: GitHubClient,
+    github: RepositoryApi,
     comment: PullRequestComment,
     replies: list[Reply],
     thread: tuple[bool, bool] | None,
@@ -227,7 +243,7 @@ def _feedback(
         url=comment.html_url,
         thumbs_up=up,
         thumbs_down=down,
-        reactions=_who_reacted(client, comment) if up or down else (),
+        reactions=_who_reacted(github, comment) if up or down else (),
         replies=tuple(replies),
         resolved=thread[0] if thread else None,
         outdated=thread[1] if thread else None,
@@ -239,8 +255,8 @@ def _count(counts: Any, content: str) -> int:
     return value if isinstance(value, int) and value > 0 else 0
 
 
-def _who_reacted(client: GitHubClient, comment: PullRequestComment) -> tuple[Reaction, ...]:
-    with client.api(f"listing the reactions to review comment {comment.id}"):
+def _who_reacted(github: RepositoryApi, comment: PullRequestComment) -> tuple[Reaction, ...]:
+    with github.api(f"listing the reactions to review comment {comment.id}"):
         return tuple(
             Reaction(content=r.content, login=r.user.login)
             for r in comment.get_reactions()
@@ -248,11 +264,11 @@ def _who_reacted(client: GitHubClient, comment: PullRequestComment) -> tuple[Rea
         )
 
 
-def _thread_states(client: GitHubClient, pr_number: int) -> dict[int, tuple[bool, bool]]:
+def _thread_states(github: RepositoryApi, pr_number: int) -> dict[int, tuple[bool, bool]]:
     """First comment's id → (resolved, outdated), every page; {} when GraphQL does not answer
     (feedback is a hint: its absence must not fail the run)."""
-    owner, _, name = client.repository.full_name.partition("/")
-    requester = client.repository.requester
+    owner, _, name = github.repository.full_name.partition("/")
+    requester = github.repository.requester
     states: dict[int, tuple[bool, bool]] = {}
     after: str | None = None
     try:
@@ -264,7 +280,7 @@ def _thread_states(client: GitHubClient, pr_number: int) -> dict[int, tuple[bool
                 "first": THREADS_PAGE,
                 "after": after,
             }
-            with client.api(f"reading the review threads of #{pr_number}"):
+            with github.api(f"reading the review threads of #{pr_number}"):
                 _, answer = requester.requestJsonAndCheck(
                     "POST",
                     requester.graphql_url,
@@ -288,14 +304,12 @@ def _thread_states(client: GitHubClient, pr_number: int) -> dict[int, tuple[bool
 # --- comparing commits --------------------------------------------------------------------------
 
 
-def compare(client: GitHubClient, base: str, head: str) -> Comparison | None:
+def compare(github: RepositoryApi, base: str, head: str) -> Comparison | None:
     """How ``head`` relates to ``base`` and the files changed between them (GitHub lists at
     most 300); None when GitHub does not know one of them (a commit gone after a force push)."""
-    from memory_action.github.client import changed_file  # noqa: PLC0415 - github imports this module
-
-    with client.api(f"comparing {base[:7]}...{head[:7]}"):
+    with github.api(f"comparing {base[:7]}...{head[:7]}"):
         try:
-            found = client.repository.compare(base, head)
+            found = github.repository.compare(base, head)
             status = found.status
             files = tuple(changed_file(f) for f in found.files)
         except GithubException as exc:

@@ -26,6 +26,7 @@ from memory_action.memory.state import (
     MEMORY_FILE,
     PROVENANCE_FILE,
     EntryState,
+    Layer,
     write_memory,
 )
 from memory_action.scope import new_nonce, save_suffix
@@ -218,7 +219,7 @@ def _save_new(
     replaced, current = history.current(prefix)
     base = history.current(over)[1] if over else current
     state = EntryState(
-        "overlay" if over else "committed",
+        Layer.OVERLAY if over else Layer.COMMITTED,
         base=base.get(MEMORY_FILE, ""),
         parents=replaced[:MAX_PARENTS],
     )

@@ -46,12 +46,23 @@ import unicodedata
 import zlib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
+from typing import Annotated, Literal
 
-from memory_action.context import Trust
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    StrictBool,
+    StrictInt,
+    StrictStr,
+    ValidationError,
+)
+
 from memory_action.errors import MemoryActionException
-from memory_action.report import PROPOSAL_LIMIT, safe_markdown
-from memory_action.settings import AGENT_NAME
-from memory_action.untrusted_markdown import code_span
+from memory_action.memory.markers import AGENT_NAME
+from memory_action.memory.trust import Trust
+from memory_action.untrusted_markdown import code_span, safe_markdown
 
 Stamp = dict[str, str | int | None]
 
@@ -69,6 +80,10 @@ MAX_STAMP_KEYS = 16
 MAX_STAMP_VALUE = 1_024
 SHOWN_CHARS = 100  # of one line in the checklist; the block keeps the full line
 _WRAP = 76
+# The proposal (checklist + block) of a comment; the fixed rest of the comment (marker, header, a
+# note of at most 1,000 characters escaped, footer) stays under 10,000, so the review and diff can
+# always be cut to make the comment fit (``report.render_comment``).
+PROPOSAL_LIMIT = 40_000
 _MAX_INT = 2**53  # what a JSON number may hold for every reader
 
 _ID = re.compile(r"[0-9a-f]{10}")
@@ -413,11 +428,10 @@ def _read_document(text: str) -> object:
         parse_constant=_no_constant,
         parse_float=_no_constant,
     )
-    if not isinstance(document, dict) or set(document) != {"digest", "payload"}:
-        raise InvalidProposalError("not a proposal document")
-    if document["digest"] != _digest(document["payload"]):
+    checked = _DocumentJson.model_validate(document)  # a ValidationError is a ValueError
+    if checked.digest != _digest(checked.payload):
         raise InvalidProposalError("the digest does not match")
-    return document["payload"]
+    return checked.payload
 
 
 def _no_duplicates(pairs: list[tuple[str, object]]) -> dict[str, object]:
@@ -455,38 +469,30 @@ def _payload(proposal: Proposal) -> dict[str, object]:
 
 def _parse_payload(payload: object, agent: str) -> Proposal:
     """A Proposal from decoded JSON, or InvalidProposalError: every field is checked."""
-    fields = _object(payload, {"format", "version", "agent", "pr", "base", "items"})
-    if fields["format"] != FORMAT or _int(fields["version"]) != VERSION:
+    try:
+        fields = _PayloadJson.model_validate(payload)
+    except ValidationError as exc:
+        first = exc.errors()[0]  # a ValidationError names at least one
+        where = ".".join(str(part) for part in first["loc"]) or "the payload"
+        raise InvalidProposalError(f"{where}: {first['msg']}") from None
+    if fields.version != VERSION:
         raise InvalidProposalError("not a v1 proposal")
-    if fields["agent"] != agent:
+    if fields.agent != agent:
         raise InvalidProposalError("the proposal of another agent")
-    pr = _check_pr(fields["pr"])
-    base = _str(fields["base"])
-    raw_items = fields["items"]
-    if not isinstance(raw_items, list) or len(raw_items) > MAX_ITEMS:
-        raise InvalidProposalError(f"items must be a list of at most {MAX_ITEMS}")
-    items = tuple(_parse_item(raw) for raw in raw_items)
-    _check_items(_lines(base), items)
-    return Proposal(agent=agent, pr=pr, base=base, items=items)
-
-
-def _parse_item(raw: object) -> ProposalItem:
-    fields = _object(raw, {"id", "base_start", "base_end", "removed", "added", "trusted", "stamp"})
-    stamp = fields["stamp"]
-    if stamp is not None:
-        stamp = _check_stamp(_object(stamp, None))
-    trusted = fields["trusted"]
-    if not isinstance(trusted, bool):
-        raise InvalidProposalError("trusted must be true or false")
-    return ProposalItem(
-        id=_str(fields["id"]),
-        base_start=_int(fields["base_start"]),
-        base_end=_int(fields["base_end"]),
-        removed=_line_tuple(fields["removed"]),
-        added=_line_tuple(fields["added"]),
-        trusted=trusted,
-        stamp=stamp,
+    items = tuple(
+        ProposalItem(
+            id=item.id,
+            base_start=item.base_start,
+            base_end=item.base_end,
+            removed=tuple(item.removed),
+            added=tuple(item.added),
+            trusted=item.trusted,
+            stamp=item.stamp,
+        )
+        for item in fields.items
     )
+    _check_items(_lines(fields.base), items)
+    return Proposal(agent=agent, pr=fields.pr, base=fields.base, items=items)
 
 
 def _check_items(base_lines: list[str], items: tuple[ProposalItem, ...]) -> None:
@@ -621,33 +627,15 @@ def _digest(payload: object) -> str:
     return hashlib.sha256(_canonical(payload).encode()).hexdigest()
 
 
-def _object(value: object, keys: set[str] | None) -> dict[str, object]:
-    if not isinstance(value, dict) or (keys is not None and set(value) != keys):
-        raise InvalidProposalError("unexpected fields")
-    return value
-
-
-def _str(value: object) -> str:
-    if not isinstance(value, str):
-        raise InvalidProposalError("expected a string")
+def _str(value: str) -> str:
     value.encode()  # UnicodeEncodeError (a ValueError) on a lone surrogate
     return value
 
 
-def _int(value: object) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= _MAX_INT:
-        raise InvalidProposalError("expected a count")
+def _line(value: str) -> str:
+    if not value or "\n" in value[:-1] or len(_str(value).encode()) > MAX_LINE_BYTES:
+        raise InvalidProposalError("not a line, or a line over 4 KB")
     return value
-
-
-def _line_tuple(value: object) -> tuple[str, ...]:
-    if not isinstance(value, list):
-        raise InvalidProposalError("expected a list of lines")
-    lines = tuple(_str(line) for line in value)
-    for line in lines:
-        if not line or "\n" in line[:-1] or len(line.encode()) > MAX_LINE_BYTES:
-            raise InvalidProposalError("not a line, or a line over 4 KB")
-    return lines
 
 
 def _check_agent(agent: object) -> None:
@@ -664,6 +652,7 @@ def _check_pr(pr: object) -> int | None:
 
 
 def _check_stamp(stamp: Mapping[str, object]) -> Stamp:
+    """``stamp`` if it keeps the rules of a stamp (``InvalidProposalError`` if not)."""
     if len(stamp) > MAX_STAMP_KEYS:
         raise InvalidProposalError(f"a stamp has at most {MAX_STAMP_KEYS} keys")
     checked: Stamp = {}
@@ -676,3 +665,38 @@ def _check_stamp(stamp: Mapping[str, object]) -> Stamp:
             raise InvalidProposalError(f"stamp value of {key!r}: a short string, int or null")
         checked[key] = value  # type: ignore[assignment]  # just checked
     return checked
+
+
+# --- the block's JSON, untrusted: exactly these fields, no coercion ------------------------------
+
+_Text = Annotated[StrictStr, AfterValidator(_str)]
+_Line = Annotated[StrictStr, AfterValidator(_line)]
+_Count = Annotated[StrictInt, Field(ge=0, le=_MAX_INT)]
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(strict=True, extra="forbid")
+
+
+class _DocumentJson(_Strict):
+    digest: object
+    payload: object  # checked against the digest as it is, then as a ``_PayloadJson``
+
+
+class _ItemJson(_Strict):
+    id: _Text
+    base_start: _Count
+    base_end: _Count
+    removed: list[_Line]
+    added: list[_Line]
+    trusted: StrictBool
+    stamp: Annotated[dict[str, str | int | None], AfterValidator(_check_stamp)] | None
+
+
+class _PayloadJson(_Strict):
+    format: Literal["memory-agent/proposal"]  # FORMAT
+    version: _Count
+    agent: StrictStr
+    pr: Annotated[StrictInt | None, AfterValidator(_check_pr)]
+    base: _Text
+    items: list[_ItemJson] = Field(max_length=MAX_ITEMS)

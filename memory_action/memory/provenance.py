@@ -19,9 +19,10 @@ from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import TypeGuard
+from typing import Protocol, TypeGuard
 
-from memory_action.context import RunContext
+from pydantic import BaseModel, ConfigDict, StrictInt, StrictStr, ValidationError
+
 from memory_action.memory.sources import normalise_text
 from memory_action.outgoing import Form, SafeText, gate
 
@@ -35,6 +36,29 @@ MAX_FIELD_CHARS = 200
 MAX_FILE_BYTES = 8 * 1024 * 1024
 UNKNOWN = "(unknown)"
 _STRING_FIELDS = ("run_id", "run_attempt", "event", "actor", "trust", "time")
+
+
+class _StampJson(BaseModel):
+    """A stamp as the sidecar holds it: exactly these fields, strings and an integer or null
+    (``Stamp`` checks their values)."""
+
+    model_config = ConfigDict(strict=True, extra="forbid")
+
+    run_id: StrictStr
+    run_attempt: StrictStr
+    event: StrictStr
+    actor: StrictStr
+    pr: StrictInt | None
+    trust: StrictStr
+    time: StrictStr
+
+
+class _SidecarJson(BaseModel):
+    """The sidecar: its records are checked one by one (``_valid_records``)."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    entries: dict[str, object]
 
 
 @dataclass(frozen=True)
@@ -68,22 +92,8 @@ class Stamp:
     @classmethod
     def from_json(cls, data: object) -> Stamp:
         """The stamp in ``data`` (as written by ``to_json``); ``ValueError`` if it is not one."""
-        if not isinstance(data, dict) or set(data) != {*_STRING_FIELDS, "pr"}:
-            raise ValueError("a stamp is an object with exactly the Stamp fields")
-        if not all(isinstance(data[name], str) for name in _STRING_FIELDS):
-            raise ValueError("stamp fields other than pr are strings")
-        pr = data["pr"]
-        if pr is not None and type(pr) is not int:
-            raise ValueError("pr is an integer or null")
-        return cls(
-            run_id=data["run_id"],
-            run_attempt=data["run_attempt"],
-            event=data["event"],
-            actor=data["actor"],
-            pr=pr,
-            trust=data["trust"],
-            time=data["time"],
-        )
+        stamp = _StampJson.model_validate(data)  # a ValidationError is a ValueError
+        return cls(**stamp.model_dump())
 
     def describe(self) -> str:
         """One line for blame and summaries: ``run 1234-1 push @mona pr#7 trusted 2026-11-29``."""
@@ -99,7 +109,34 @@ def iso_utc(seconds: float) -> str:
     return moment.strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-def stamp_for_run(context: RunContext, now: float) -> Stamp:
+class _Numbered(Protocol):
+    @property
+    def number(self) -> int: ...
+
+
+class RunFacts(Protocol):
+    """What a stamp records of a run (``context.RunContext`` has it)."""
+
+    @property
+    def run_id(self) -> str: ...
+
+    @property
+    def run_attempt(self) -> str: ...
+
+    @property
+    def event_name(self) -> str: ...
+
+    @property
+    def actor(self) -> str: ...
+
+    @property
+    def pull_request(self) -> _Numbered | None: ...
+
+    @property
+    def trust(self) -> str: ...
+
+
+def stamp_for_run(context: RunFacts, now: float) -> Stamp:
     """The stamp of this run; ``now`` comes from the caller's (injectable) clock.
 
     Never raises: a field a stamp cannot hold (empty, e.g. a local run) becomes ``unknown``.
@@ -128,9 +165,7 @@ class Provenance:
 
         Invalid records are skipped one by one; at most ``MAX_RECORDS`` are kept.
         """
-        data = _read_json(path)
-        raw = data.get("entries") if isinstance(data, dict) else None
-        return cls(_valid_records(raw) if isinstance(raw, dict) else {})
+        return cls(_records_of(_read_json(path)))
 
     @classmethod
     def from_text(cls, text: str) -> Provenance:
@@ -141,8 +176,7 @@ class Provenance:
             data = json.loads(text)
         except (ValueError, RecursionError):
             return cls({})
-        raw = data.get("entries") if isinstance(data, dict) else None
-        return cls(_valid_records(raw) if isinstance(raw, dict) else {})
+        return cls(_records_of(data))
 
     def dump(self, path: Path, masked: Iterable[str] = ()) -> None:
         """Write the sidecar atomically (a temporary file and a rename), keys sorted, through
@@ -269,7 +303,16 @@ def _parse_time(value: str) -> datetime:
     return moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)
 
 
-def _valid_records(raw: dict[object, object]) -> dict[str, Stamp]:
+def _records_of(document: object) -> dict[str, Stamp]:
+    """The valid records of a parsed sidecar; none when it is not a sidecar."""
+    try:
+        sidecar = _SidecarJson.model_validate(document)
+    except ValidationError:
+        return {}
+    return _valid_records(sidecar.entries)
+
+
+def _valid_records(raw: dict[str, object]) -> dict[str, Stamp]:
     records: dict[str, Stamp] = {}
     for entry, value in raw.items():
         if len(records) >= MAX_RECORDS:

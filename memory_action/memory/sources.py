@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import os
 import stat
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
+from typing import Protocol
 
 from memory_action.errors import MemoryFileError, Setting
-from memory_action.settings import Settings
 
 WRITABLE_OVERRUN = 4  # how far past its budget the writable memory may be and still load
 _FIX_READ_ONLY = "remove it from memory_sources"
@@ -29,6 +29,19 @@ class MemorySource:
     path: str  # workspace-relative POSIX path, as shown to the model
     content: str
     writable: bool
+
+
+class MemorySettings(Protocol):
+    """The inputs that name the memory files (``settings.Settings`` has them)."""
+
+    @property
+    def memory_file(self) -> PurePosixPath: ...
+
+    @property
+    def memory_sources(self) -> Sequence[str]: ...
+
+    @property
+    def max_memory_bytes(self) -> int: ...
 
 
 @dataclass(frozen=True)
@@ -48,7 +61,7 @@ class MemoryFiles:
 
     @classmethod
     def from_settings(
-        cls, settings: Settings, workspace: Path, masked: Iterable[str] = ()
+        cls, settings: MemorySettings, workspace: Path, masked: Iterable[str] = ()
     ) -> MemoryFiles:
         writable = settings.memory_file
         # A source listed twice, or naming the writable file, is shown once (as writable).

@@ -10,12 +10,15 @@ file that does not validate is ignored.
 
 from __future__ import annotations
 
+import enum
 import json
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypeGuard
+from typing import Annotated, Any, Literal
+
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StrictStr, ValidationError
 
 from memory_action.errors import MemoryFileError
 from memory_action.memory.review_ledger import ReviewLedger, parse_ledger
@@ -34,9 +37,14 @@ MAX_PARENTS = 64
 _DIGEST = re.compile(r"[0-9a-f]{64}")
 
 
+class Layer(enum.StrEnum):
+    COMMITTED = "committed"  # the memory every run of the scope starts from
+    OVERLAY = "overlay"  # what one pull request's runs learned, on top of committed memory
+
+
 @dataclass(frozen=True)
 class EntryState:
-    layer: str  # "committed" or "overlay"
+    layer: Layer
     base: str  # the AGENTS.md text the saving run started from (an overlay: applies on top of)
     parents: tuple[str, ...] = ()  # keys whose content this entry already holds
     review: ReviewLedger | None = None  # a pull request's findings ledger (its overlay)
@@ -83,36 +91,46 @@ def load_state(folder: Path) -> EntryState | None:
     return _parse_state(document)
 
 
+def _encodable(value: str) -> str:
+    """A string UTF-8 can encode: a JSON escape can spell a lone surrogate, which the saving
+    run could never write back (``EntryState.dump`` would raise)."""
+    value.encode("utf-8")  # UnicodeEncodeError is a ValueError: the model refuses it
+    return value
+
+
+_Text = Annotated[StrictStr, AfterValidator(_encodable)]
+
+
+class _StateDocument(BaseModel):
+    """``state.json`` as it is read back (untrusted: from a restored entry)."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    format: Literal[1]  # STATE_FORMAT
+    layer: Layer
+    base: _Text
+    parents: list[Annotated[_Text, Field(max_length=512)]] = Field(max_length=MAX_PARENTS)
+    review: object = None  # checked alone by ``parse_ledger``
+    maintained: object = ""
+
+
 def _parse_state(document: Any) -> EntryState | None:
-    if not isinstance(document, dict) or document.get("format") != STATE_FORMAT:
-        return None
-    layer, base, parents = document.get("layer"), document.get("base"), document.get("parents")
-    if layer not in ("committed", "overlay") or not _is_text(base):
-        return None
-    if not isinstance(parents, list) or len(parents) > MAX_PARENTS:
-        return None
-    if not all(_is_text(parent) and len(parent) <= 512 for parent in parents):
+    try:
+        state = _StateDocument.model_validate(document)
+    except ValidationError:
         return None
     # A ledger that does not validate is dropped alone: the memory's history stays usable.
-    review = parse_ledger(document.get("review"))
-    maintained = document.get("maintained", "")
+    review = parse_ledger(state.review)
+    maintained = state.maintained
     if not (isinstance(maintained, str) and _DIGEST.fullmatch(maintained or "0" * 64)):
         maintained = ""  # not ours: the next maintenance simply calls the model
     return EntryState(
-        layer=layer, base=base, parents=tuple(parents), review=review, maintained=maintained
+        layer=state.layer,
+        base=state.base,
+        parents=tuple(state.parents),
+        review=review,
+        maintained=maintained,
     )
-
-
-def _is_text(value: object) -> TypeGuard[str]:
-    """A string UTF-8 can encode: a JSON escape can spell a lone surrogate, which the saving
-    run could never write back (``EntryState.dump`` would raise)."""
-    if not isinstance(value, str):
-        return False
-    try:
-        value.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
 
 
 def sanitize_folder(folder: Path) -> list[str]:

@@ -21,28 +21,17 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from types import MappingProxyType
 
-from memory_action.outgoing import SafeText, gate
-from memory_action.pull_request import ChangedFile
+from memory_action.github.reviews import InlineComment
+from memory_action.outgoing import gate
+from memory_action.pull_request import ChangedFile, Side
 from memory_action.review.diff import Hunk, parse_patch
-from memory_action.review.findings import Finding, Side
+from memory_action.review.findings import Finding
 from memory_action.untrusted_markdown import (
     break_markers,
     fence,
     normalise_line_ends,
     safe_markdown,
 )
-
-
-@dataclass(frozen=True)
-class InlineComment:
-    """One entry of ``comments[]`` of "Create a review for a pull request"."""
-
-    path: str
-    line: int
-    side: Side
-    start_line: int | None
-    start_side: Side | None
-    body: SafeText
 
 
 @dataclass(frozen=True)

@@ -42,6 +42,7 @@ from memory_action.agent.runner import (
 from memory_action.errors import AgentError, Setting
 from memory_action.memory.middleware import MemoryMiddleware
 from memory_action.memory.scrub import redact
+from memory_action.model_profile import ModelProfile
 from memory_action.pull_request import ChangedFile, PullRequestReader
 from memory_action.review import answer as answers
 from memory_action.review.answer import BatchAnswer, UnusableAnswerError
@@ -79,7 +80,6 @@ from memory_action.review.messages import (
     synthesis_message,
     untrusted_chars,
 )
-from memory_action.review.profile import ModelProfile
 from memory_action.review.progress import (
     ANSWERED,
     SENT,

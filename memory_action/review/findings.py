@@ -10,7 +10,8 @@ from typing import Literal
 
 import pydantic
 
-Side = Literal["RIGHT", "LEFT"]
+from memory_action.pull_request import Side
+
 Severity = Literal["high", "medium", "low"]
 
 

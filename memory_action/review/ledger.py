@@ -24,9 +24,9 @@ from memory_action.memory.review_ledger import (
     LedgerState,
     ReviewLedger,
 )
-from memory_action.pull_request import ChangedFile
+from memory_action.pull_request import ChangedFile, Side
 from memory_action.review.anchors import code_at, patch_lines
-from memory_action.review.findings import Finding, Side
+from memory_action.review.findings import Finding
 
 SEVERITY_ORDER = {"high": 0, "medium": 1, "low": 2}
 SHOWN_OPEN = 20  # open findings listed in a request; the rest are counted

@@ -25,7 +25,7 @@ from urllib.parse import urlsplit, urlunsplit
 import httpx
 import pydantic
 
-from memory_action.review.profile import ServedWindow
+from memory_action.model_profile import ServedWindow
 
 TIMEOUT_S = 5.0
 WINDOW_TOKENS = (512, 10_000_000)  # a window outside this is a server's mistake, not a limit

@@ -18,7 +18,8 @@ import threading
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-CHARS_PER_TOKEN = 3.0
+from memory_action.model_profile import CHARS_PER_TOKEN
+
 TOKENS_PER_MESSAGE = 4  # role and separators of the chat format
 TOKENS_PER_REQUEST = 3  # the reply's priming
 MIN_FACTOR = 0.72  # a calibrated estimate assumes at most ~4.2 characters a token

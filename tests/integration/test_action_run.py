@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from memory_action.report import comment_marker
+from memory_action.memory.markers import comment_marker
 from memory_action.store.local import LocalDirectoryStore
 from tests.fakes.github_api import FakeGitHub, serve_fetch_pull
 from tests.fakes.openai_stub import OpenAIStub

@@ -21,7 +21,7 @@ import pytest
 from memory_action import __version__
 from memory_action.cli import main
 from memory_action.local.repository import RepositoryStore
-from memory_action.report import comment_marker
+from memory_action.memory.markers import comment_marker
 from memory_action.store.local import LocalDirectoryStore
 from tests.fakes.github_api import REPOSITORY, FakeGitHub
 from tests.fakes.openai_stub import (

@@ -17,6 +17,7 @@ from memory_action.context import load_context
 from memory_action.gha import Workflow
 from memory_action.github.promotion import StickyComment, WorkflowRun
 from memory_action.layers import Fetched
+from memory_action.memory.markers import comment_marker
 from memory_action.memory.proposals import (
     build_proposal,
     decode_block,
@@ -26,7 +27,7 @@ from memory_action.memory.sources import MemoryFiles
 from memory_action.memory.state import EntryState
 from memory_action.pipeline import GitHubAccess, Plan, Services, resolve_mode
 from memory_action.promotion import overlay_from_comment
-from memory_action.report import comment_marker, render_comment
+from memory_action.report import render_comment
 from memory_action.scope import compute_scope
 from memory_action.settings import ScopeKind, Settings
 

@@ -11,7 +11,9 @@ import re
 
 import pytest
 
+from memory_action.memory.markers import MARKER_PREFIX, comment_marker
 from memory_action.memory.proposals import (
+    PROPOSAL_LIMIT,
     Proposal,
     build_proposal,
     decode_block,
@@ -23,13 +25,10 @@ from memory_action.memory.proposals import (
 from memory_action.report import (
     COMMENT_LIMIT,
     COMMENT_TRUNCATED,
-    MARKER_PREFIX,
-    PROPOSAL_LIMIT,
     SUMMARY_LIMIT,
     SUMMARY_TRUNCATED,
     LoadedSource,
     SummaryInput,
-    comment_marker,
     render_comment,
     render_summary,
     safe_markdown,

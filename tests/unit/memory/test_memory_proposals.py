@@ -19,6 +19,7 @@ from memory_action.memory.proposals import (
     MAX_BLOCK_CHARS,
     MAX_ITEMS,
     MAX_LINE_BYTES,
+    PROPOSAL_LIMIT,
     SHOWN_CHARS,
     InvalidProposalError,
     Proposal,
@@ -34,7 +35,7 @@ from memory_action.memory.proposals import (
     render_proposal,
     task_states,
 )
-from memory_action.report import COMMENT_LIMIT, PROPOSAL_LIMIT, render_comment
+from memory_action.report import COMMENT_LIMIT, render_comment
 
 BASE = (
     "# Conventions\n"

@@ -13,6 +13,7 @@ from memory_action.agent.prompts import system_prompt
 from memory_action.memory.render import render_memory_block
 from memory_action.memory.sources import MemoryFiles
 from memory_action.memory.tools import make_memory_tools
+from memory_action.model_profile import REVIEW_OVERHEAD_TOKENS
 from memory_action.pull_request import PullRequestInfo
 from memory_action.review.budget import tool_schema
 from memory_action.review.messages import (
@@ -22,7 +23,6 @@ from memory_action.review.messages import (
     description_chars,
     header,
 )
-from memory_action.review.profile import REVIEW_OVERHEAD_TOKENS
 from memory_action.review.selection import Skipped
 from memory_action.review.tokens import TokenEstimator
 from memory_action.settings import Mode

@@ -8,7 +8,7 @@ import pytest
 
 from memory_action.errors import render
 from memory_action.local.words import cli_words
-from memory_action.review.profile import (
+from memory_action.model_profile import (
     GITHUB_HIGH,
     GITHUB_LOW,
     memory_kb_that_fits,

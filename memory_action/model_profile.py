@@ -14,7 +14,8 @@ import re
 from dataclasses import dataclass, replace
 
 from memory_action.errors import Setting, Words, render
-from memory_action.review.tokens import CHARS_PER_TOKEN
+
+CHARS_PER_TOKEN = 3.0  # the estimate every count and budget uses (``review.tokens``)
 
 # GitHub Models' free tier: every model takes 8,000 tokens in and gives at most 4,000 out.
 GITHUB_FREE_INPUT = 8_000

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from memory_action.memory.markers import marker_agent
 from memory_action.memory.proposals import decode_block, task_states, with_task_states
-from memory_action.report import marker_agent
 
 
 def fold_duplicates(body: str, duplicates: Sequence[str], marker: str) -> str:

@@ -3,6 +3,8 @@ people set in either comment (a veto is never lost)."""
 
 from __future__ import annotations
 
+from memory_action.memory.duplicates import fold_duplicates
+from memory_action.memory.markers import comment_marker, marker_agent
 from memory_action.memory.proposals import (
     Proposal,
     build_proposal,
@@ -10,8 +12,6 @@ from memory_action.memory.proposals import (
     task_states,
     with_task_states,
 )
-from memory_action.report import comment_marker, marker_agent
-from memory_action.sticky import fold_duplicates
 
 AGENT = "memory-agent"
 MARKER = comment_marker(AGENT)
