@@ -13,7 +13,7 @@ measure the image's own tree), then measures:
 - start-up, each a fresh process timed N times after a warm-up, in three states of bytecode: none
   (the base image deletes every ``.pyc``: everything is compiled at every start, standard library
   included), what a run needs, and everything. Rows: ``python -c pass``, importing the agent stack
-  (``memory_action.agent.session``: LangChain, langgraph, the model SDKs) and a whole pull request
+  (``memory_action.review.session``: LangChain, langgraph, the model SDKs) and a whole pull request
   run (``bench/startup.py``'s scenario (d), against its fake GitHub API and model stub on
   127.0.0.1). The ratio column divides by ``python -c pass`` with the run's bytecode;
 - coverage: the modules a pull request run still compiled with the run's bytecode in place (0 when
@@ -51,7 +51,7 @@ from bench.startup import (  # noqa: E402 - needs ROOT on sys.path
 )
 from tests.fakes.runner import child_env  # noqa: E402
 
-AGENT_STACK = "import memory_action.agent.session"
+AGENT_STACK = "import memory_action.review.session"
 # The container's entry point (entrypoint.py) without the checkout on sys.path: the venv's package.
 RUN_ACTION = "import sys; from memory_action.main import main; sys.exit(main())"
 STATES = ("none", "run", "all")  # no bytecode, what a run imports, every installed module

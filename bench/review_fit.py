@@ -194,7 +194,7 @@ def _count(value: str | None) -> int | None:
 def reviewable_paths(pull: CorpusPull) -> list[str]:
     """The changed files that are not generated, by the engine's own rule when it has one."""
     try:
-        from memory_action.pull_request import ChangedFile  # noqa: PLC0415
+        from memory_action.github.pull_request import ChangedFile  # noqa: PLC0415
         from memory_action.review.selection import skip_reason  # noqa: PLC0415
     except ImportError:
         return pull.paths
@@ -213,7 +213,7 @@ def reviewable_paths(pull: CorpusPull) -> list[str]:
 
 
 def _changed(pull: CorpusPull) -> list[Any]:
-    from memory_action.pull_request import ChangedFile  # noqa: PLC0415
+    from memory_action.github.pull_request import ChangedFile  # noqa: PLC0415
 
     return [
         ChangedFile(f["filename"], f["status"], f["additions"], f["deletions"], f.get("patch"))

@@ -39,7 +39,7 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from memory_action.layers import write_entry  # noqa: E402 - needs ROOT on sys.path
+from memory_action.lifecycle.layers import write_entry  # noqa: E402 - needs ROOT on sys.path
 from memory_action.memory.provenance import Provenance  # noqa: E402
 from memory_action.memory.state import EntryState  # noqa: E402
 from memory_action.store.local import LocalDirectoryStore  # noqa: E402

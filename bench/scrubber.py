@@ -23,7 +23,7 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from memory_action.memory.scrub import (  # noqa: E402
+from memory_action.safety.scrub import (  # noqa: E402
     ALL_LAYERS,
     Layer,
     find_secrets,

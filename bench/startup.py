@@ -13,7 +13,7 @@ ratio of the median to bare ``python -c pass`` measured in the same session:
                                   GitHub API and the OpenAI-compatible stub on 127.0.0.1 (three
                                   scripted model replies), memory in a temporary local store;
                                   timed to the first request either server receives, and to exit
-    (e) import the agent stack    python -c "import memory_action.agent.session": what (b) and
+    (e) import the agent stack    python -c "import memory_action.review.session": what (b) and
                                   (c) must not pay
 
 (a) to (d) then run once more under ``python -X importtime``, which lists what was imported:
@@ -388,8 +388,8 @@ def scenarios(work: Path, github: FakeGitHubServer, stub: RecordingStub) -> dict
             network=True,
         ),
         "agent": Scenario(
-            "import memory_action.agent.session",
-            [python, "-c", "import memory_action.agent.session"],
+            "import memory_action.review.session",
+            [python, "-c", "import memory_action.review.session"],
             plain,
         ),
     }

@@ -20,8 +20,8 @@ from typing import TYPE_CHECKING
 from memory_action import __version__
 
 if TYPE_CHECKING:
+    from memory_action.agent.progress import ProgressHook
     from memory_action.gha import Workflow
-    from memory_action.review.progress import ProgressHook
 
 INTERRUPTED = 130  # 128 + SIGINT, as shells report a command stopped with Ctrl-C
 
@@ -168,10 +168,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         from memory_action.main import main as run_action  # noqa: PLC0415
 
         return run_action()
+    from memory_action.agent.progress_line import ProgressLine, is_live_terminal  # noqa: PLC0415
     from memory_action.errors import RunEnding, exit_for  # noqa: PLC0415
     from memory_action.gha import Workflow  # noqa: PLC0415
     from memory_action.local.words import cli_words  # noqa: PLC0415
-    from memory_action.progress_line import ProgressLine, is_live_terminal  # noqa: PLC0415
 
     # Progress on stderr: stdout is the review alone. Whatever else goes to stderr clears the
     # live line first.

@@ -15,7 +15,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TextIO
 
-from memory_action.outgoing import Form, SafeText, gate
+from memory_action.safety.outgoing import Form, SafeText, gate
 
 
 def _escape_data(text: str) -> str:

@@ -13,16 +13,16 @@ import time
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING
 
-from memory_action.context import PR_EVENTS, RunContext, load_context, read_event, settle_trust
 from memory_action.errors import RunEnding, UnsupportedEvent, exit_for
 from memory_action.gha import Workflow
-from memory_action.settings import Settings, check_credentials, parse_settings
+from memory_action.run.context import PR_EVENTS, RunContext, load_context, read_event, settle_trust
+from memory_action.run.settings import Settings, check_credentials, parse_settings
 
 if TYPE_CHECKING:
     from langchain_core.language_models import BaseChatModel
 
     from memory_action.github.client import GitHubClient
-    from memory_action.model_profile import ServedWindow
+    from memory_action.model.profile import ServedWindow
     from memory_action.pipeline import Services
 
 
@@ -49,7 +49,7 @@ def main(
             workflow.notice(told.message)
             return told.code
         workflow.error(told.message, title="memory-agent")
-        from memory_action.outgoing import gate  # noqa: PLC0415 - only on the error path
+        from memory_action.safety.outgoing import gate  # noqa: PLC0415 - only on the error path
 
         failed = gate(f"### memory-agent failed\n\n{told.message}\n", workflow.masked_values)
         workflow.append_summary(failed)
@@ -94,7 +94,7 @@ def _run_action(
     services = build_services(settings, context, env, workflow, build_model, github=github)
     services = dataclasses.replace(services, sleep=sleep, timer=timer)
     result = pipeline.run(settings, context, services)
-    from memory_action.outgoing import Form, gate  # noqa: PLC0415 - see the pipeline
+    from memory_action.safety.outgoing import Form, gate  # noqa: PLC0415 - see the pipeline
 
     for name, value in result.outputs().items():
         # The response is Markdown a workflow may post; the others are values machines read.
@@ -127,7 +127,7 @@ def build_services(
     github: GitHubClient | None = None,
 ) -> Services:
     from memory_action import pipeline  # noqa: PLC0415
-    from memory_action.progress_line import ProgressLine  # noqa: PLC0415
+    from memory_action.agent.progress_line import ProgressLine  # noqa: PLC0415
     from memory_action.store_wiring import actions_store  # noqa: PLC0415
 
     if github is None:
@@ -164,6 +164,6 @@ def model_factory(settings: Settings, env: Mapping[str, str]) -> Callable[[], Ba
 
 def ask_server(model: str, base_url: str, api_key: str) -> ServedWindow | None:
     """The window an OpenAI-compatible server says its model has (``review.server_window``)."""
-    from memory_action.review.server_window import served_window  # noqa: PLC0415 - httpx
+    from memory_action.model.server_window import served_window  # noqa: PLC0415 - httpx
 
     return served_window(model, base_url, api_key)

@@ -2,7 +2,7 @@
 save (merged, scrubbed, within budget) → comment and summary.
 
 Every real client arrives in ``Services``; this module only decides. LangChain is imported only
-when an agent is actually built (``memory_action.agent.session``), so runs that stop early stay
+when an agent is actually built (``memory_action.review.session``), so runs that stop early stay
 fast.
 """
 
@@ -13,21 +13,19 @@ import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from memory_action import inline_review, maintenance
-from memory_action.base_sources import BaseSources, at_base
-from memory_action.context import RunContext
-from memory_action.deadline import Deadline
 from memory_action.errors import GitHubError, Setting, Words, render
-from memory_action.inline_review import CachedReader, Published
-from memory_action.layers import StartingMemory
-from memory_action.maintenance import UNCHANGED, Upkeep
-from memory_action.maintenance_pr import save_or_propose
+from memory_action.github.base_sources import BaseSources, at_base
+from memory_action.github.pull_request import PrefetchingReader, PullRequestReader
+from memory_action.lifecycle.layers import StartingMemory
+from memory_action.lifecycle.promotion import promote
+from memory_action.lifecycle.restore import restore
+from memory_action.maintenance import checks
+from memory_action.maintenance.checks import UNCHANGED, Upkeep
+from memory_action.maintenance.output import save_or_propose
 from memory_action.memory.diff import memory_diff
 from memory_action.memory.provenance import stamp_for_run, update
-from memory_action.memory.scrub import describe, redact, scan_once
 from memory_action.memory.sources import MemoryFiles, load_sources
 from memory_action.memory.state import MEMORY_FILE, read_memory, write_memory
-from memory_action.outcome import Outcome, RunResult
 from memory_action.plan import (  # re-exported: callers build Services from here
     GitHubAccess,
     Plan,
@@ -35,13 +33,16 @@ from memory_action.plan import (  # re-exported: callers build Services from her
     resolve_mode,
     saves_committed,
 )
-from memory_action.promotion import promote
-from memory_action.publish import figures_of, post_comment, write_summary
-from memory_action.pull_request import PrefetchingReader, PullRequestReader
-from memory_action.restore import restore
+from memory_action.publish.comment import figures_of, post_comment, write_summary
+from memory_action.publish.outcome import Outcome, RunResult
+from memory_action.review import inline_review
 from memory_action.review.gitattributes import GITATTRIBUTES
-from memory_action.scope import compute_scope
-from memory_action.settings import Mode, Settings
+from memory_action.review.inline_review import CachedReader, Published
+from memory_action.run.context import RunContext
+from memory_action.run.deadline import Deadline
+from memory_action.run.scope import compute_scope
+from memory_action.run.settings import Mode, Settings
+from memory_action.safety.scrub import describe, redact, scan_once
 
 if TYPE_CHECKING:
     from memory_action.review.engine import ReviewResult
@@ -65,7 +66,7 @@ def run(settings: Settings, context: RunContext, services: Services) -> RunResul
 
 
 def _route_and_run(settings: Settings, context: RunContext, services: Services) -> RunResult:
-    from memory_action.commands.run import route  # noqa: PLC0415 - it restores through here
+    from memory_action.commands.route import route  # noqa: PLC0415 - it restores through here
 
     # A comment's commands to the agent are answered without a review (``commands.run``).
     answered = route(settings, context, services)
@@ -206,7 +207,7 @@ def _upkeep(the_plan: Plan, start: StartingMemory) -> Upkeep | None:
     """Maintenance's checks before the model (``maintenance``); None on other runs."""
     if the_plan.mode is not Mode.MAINTENANCE or not the_plan.settings.enable_memory:
         return None
-    return maintenance.prepare(the_plan, start)
+    return checks.prepare(the_plan, start)
 
 
 def run_agent(
@@ -215,9 +216,9 @@ def run_agent(
     """The agent's run and, for a pull request's review, its inline review (``inline_review``:
     the ledger and feedback before, one review with the new findings after). A maintenance
     run that ``checked`` found nothing changed in makes no model call."""
-    from memory_action.agent.session import AgentSession  # noqa: PLC0415 - LangChain costs ~1 s
+    from memory_action.agent.skills import skills_for  # noqa: PLC0415 - LangChain costs ~1 s
     from memory_action.review.engine import skipped  # noqa: PLC0415 - LangChain costs ~1 s
-    from memory_action.skills import skills_for  # noqa: PLC0415 - LangChain costs ~1 s
+    from memory_action.review.session import AgentSession  # noqa: PLC0415 - LangChain costs ~1 s
 
     if checked is not None and checked.unchanged:
         return (answer := skipped(f"Memory was not maintained: {UNCHANGED}.")), Published(

@@ -12,24 +12,28 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Protocol
 
-from memory_action.context import RunContext
-from memory_action.deadline import Deadline
+from memory_action.agent.progress import ProgressHook
 from memory_action.errors import InputError, MemoryFileError, Naming, input_words
 from memory_action.gha import Workflow
-from memory_action.memory.scrub import RefusalLog
+from memory_action.github.pull_request import (
+    PullRequestCommenter,
+    PullRequestReader,
+    ReactionContent,
+)
 from memory_action.memory.sources import MemoryFiles, find_symlink
 from memory_action.memory.state import Layer
-from memory_action.outgoing import SafeText
-from memory_action.pull_request import PullRequestCommenter, PullRequestReader, ReactionContent
-from memory_action.review.progress import ProgressHook
-from memory_action.scope import MemoryScope
-from memory_action.settings import Mode, Settings
+from memory_action.run.context import RunContext
+from memory_action.run.deadline import Deadline
+from memory_action.run.scope import MemoryScope
+from memory_action.run.settings import Mode, Settings
+from memory_action.safety.outgoing import SafeText
+from memory_action.safety.scrub import RefusalLog
 from memory_action.store.base import LayerAdmin, MemoryStore
 
 if TYPE_CHECKING:
     from langchain_core.language_models import BaseChatModel
 
-    from memory_action.github.promotion import (
+    from memory_action.github.after_merge import (
         MergedPullRequest,
         StickyComment,
         TrustedComment,

@@ -18,7 +18,7 @@ from collections.abc import Mapping, MutableMapping
 from typing import TYPE_CHECKING, Any
 
 from memory_action.errors import AgentError
-from memory_action.settings import API_KEY_VARIABLES, Settings, provider_api_key
+from memory_action.run.settings import API_KEY_VARIABLES, Settings, provider_api_key
 from memory_action.store.secret import Secret
 
 if TYPE_CHECKING:

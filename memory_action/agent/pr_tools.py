@@ -13,7 +13,7 @@ from pathlib import PurePosixPath
 
 from langchain_core.tools import BaseTool, StructuredTool
 
-from memory_action.pull_request import ChangedFile, PullRequestInfo, PullRequestReader
+from memory_action.github.pull_request import ChangedFile, PullRequestInfo, PullRequestReader
 
 DEFAULT_MAX_CHARS = 60_000
 MAX_DESCRIPTION_CHARS = 4_000

@@ -8,7 +8,7 @@ through the tools, and the prompt tells it to treat that as data.
 
 from __future__ import annotations
 
-from memory_action.settings import Mode
+from memory_action.run.settings import Mode
 
 _REVIEW = """\
 You are {agent_name}, an automated code reviewer running in a GitHub Actions workflow. \

@@ -16,8 +16,8 @@ from memory_action.commands.parse import Verb
 from memory_action.memory.items import Item, items
 from memory_action.memory.proposals import shown_line
 from memory_action.memory.provenance import Provenance
-from memory_action.outgoing import Form, gate
-from memory_action.untrusted_markdown import break_markers, code_span
+from memory_action.safety.outgoing import Form, gate
+from memory_action.safety.untrusted_markdown import break_markers, code_span
 
 MAX_LISTING_CHARS = 50_000  # of one ``memory`` answer; a comment holds 65,536
 GIT_HINT = (

@@ -22,7 +22,7 @@ from urllib3.util import Retry
 
 from memory_action import __version__
 from memory_action.errors import GitHubError
-from memory_action.pull_request import ChangedFile, CommentPermissionError
+from memory_action.github.pull_request import ChangedFile, CommentPermissionError
 
 DEFAULT_API_URL = "https://api.github.com"
 _PERMISSION_HINT = (

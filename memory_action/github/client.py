@@ -38,19 +38,16 @@ from github.Repository import Repository
 from pydantic import BaseModel, ValidationError
 
 from memory_action.errors import GitHubError
-from memory_action.github import base_files, promotion, reviews
-from memory_action.github.api import DEFAULT_API_URL, RepositoryApi, changed_file
-from memory_action.github.promotion import (
+from memory_action.github import after_merge, base_files, reviews
+from memory_action.github.after_merge import (
     ACTIONS_BOT,
     MergedPullRequest,
     StickyComment,
     TrustedComment,
     WorkflowRun,
 )
-from memory_action.github.reviews import CommentFeedback, Comparison, InlineComment, PostedReview
-from memory_action.memory.duplicates import fold_duplicates
-from memory_action.outgoing import SafeText
-from memory_action.pull_request import (
+from memory_action.github.api import DEFAULT_API_URL, RepositoryApi, changed_file
+from memory_action.github.pull_request import (
     MAX_FILE_BYTES,
     ChangedFile,
     PostedComment,
@@ -58,6 +55,9 @@ from memory_action.pull_request import (
     ReactionContent,
     decode_text,
 )
+from memory_action.github.reviews import CommentFeedback, Comparison, InlineComment, PostedReview
+from memory_action.memory.duplicates import fold_duplicates
+from memory_action.safety.outgoing import SafeText
 
 __all__ = ["DEFAULT_API_URL"]  # also imported from here (tests)
 _VIEWER = "query { viewer { __typename login } }"
@@ -205,29 +205,29 @@ class GitHubClient:
         # GraphQL may name a bot without the "[bot]" the REST API shows on its comments.
         return f"{login}[bot]" if kind == "Bot" and not login.endswith("[bot]") else login
 
-    # --- after a merge: which memory changes to apply (promotion.py) ----------------------------
+    # --- after a merge: which memory changes to apply (after_merge.py) ----------------------------
 
     def merged_pull_requests(
         self, commit_shas: Sequence[str], base_branch: str
     ) -> list[MergedPullRequest]:
         """The pull requests of the pushed commits merged into ``base_branch``, oldest first."""
-        return promotion.merged_pull_requests(self._api, commit_shas, base_branch)
+        return after_merge.merged_pull_requests(self._api, commit_shas, base_branch)
 
     def sticky_comment(self, pr_number: int, marker: str) -> StickyComment | None:
         """The comment ``find_sticky_comment`` finds, with what the trust checks need."""
-        return promotion.sticky_comment(
+        return after_merge.sticky_comment(
             self._api, pr_number, self.oldest_comment(pr_number, marker)
         )
 
     def comment_editors(self, comment: StickyComment) -> list[str] | None:
         """Who edited the comment; None when GitHub cannot tell (then it is not trusted)."""
-        return promotion.comment_editors(self._api, comment)
+        return after_merge.comment_editors(self._api, comment)
 
     def write_access(self, login: str) -> tuple[bool, str]:
         """Whether ``login`` may write to the repository (admin, maintain or write) and how
         GitHub answered; False when it does not say. Asked once per person per client."""
         if login not in self._write_access:
-            self._write_access[login] = promotion.ask_write_access(self._api, login)
+            self._write_access[login] = after_merge.ask_write_access(self._api, login)
         return self._write_access[login]
 
     def has_write_access(self, login: str) -> bool:
@@ -237,7 +237,7 @@ class GitHubClient:
     def workflow_run(self, run_id: int) -> WorkflowRun:
         """A run of this repository (``GitHubError`` when GitHub does not say), asked once."""
         if run_id not in self._runs:
-            self._runs[run_id] = promotion.workflow_run(self._api, run_id)
+            self._runs[run_id] = after_merge.workflow_run(self._api, run_id)
         return self._runs[run_id]
 
     def look_up_workflow_runs(self, run_ids: Sequence[int], workflow_path: str) -> None:
@@ -248,7 +248,7 @@ class GitHubClient:
         if len(unknown) < 2:  # one run: its own call costs no more
             return
         try:
-            listed = promotion.recent_workflow_runs(self._api, workflow_path)
+            listed = after_merge.recent_workflow_runs(self._api, workflow_path)
         except GitHubError:
             return
         self._runs.update({run.id: run for run in listed if run.id in unknown})
@@ -265,7 +265,7 @@ class GitHubClient:
 
     def trusted_comment(self, pr_number: int, marker: str) -> TrustedComment:
         """The sticky comment if only our bot and people with write access edited it, and why."""
-        return promotion.trusted_comment(self._api, self, pr_number, marker)
+        return after_merge.trusted_comment(self._api, self, pr_number, marker)
 
     # --- pull request reviews (reviews.py) ------------------------------------------------------
 

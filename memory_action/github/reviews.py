@@ -31,11 +31,11 @@ from github.PullRequestComment import PullRequestComment
 
 from memory_action.errors import GitHubError
 from memory_action.github.api import RepositoryApi, changed_file
-from memory_action.outgoing import SafeText
-from memory_action.pull_request import Side
+from memory_action.github.pull_request import Side
+from memory_action.safety.outgoing import SafeText
 
 if TYPE_CHECKING:
-    from memory_action.pull_request import ChangedFile
+    from memory_action.github.pull_request import ChangedFile
 
 REVIEW_BATCH = 30  # inline comments per review
 BATCH_PAUSE_SECONDS = 2.0  # between two reviews of one run: far under 80 creations a minute

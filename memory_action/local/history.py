@@ -20,7 +20,6 @@ from typing import Protocol, TextIO
 from memory_action.errors import InputError
 from memory_action.memory.provenance import Provenance
 from memory_action.memory.provenance import entries as memory_lines
-from memory_action.memory.scrub import describe, find_secrets
 from memory_action.memory.state import (
     MAX_PARENTS,
     MEMORY_FILE,
@@ -29,7 +28,8 @@ from memory_action.memory.state import (
     Layer,
     write_memory,
 )
-from memory_action.scope import new_nonce, save_suffix
+from memory_action.run.scope import new_nonce, save_suffix
+from memory_action.safety.scrub import describe, find_secrets
 from memory_action.store.base import SaveResult
 from memory_action.store.git import GitMemoryStore, folder_of
 from memory_action.store.git_remote import GitRemoteError

@@ -10,8 +10,8 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from memory_action.errors import InputError
-from memory_action.local.diff import LOCAL_NUMBER
-from memory_action.scope import agent_prefix
+from memory_action.local.git_diff import LOCAL_NUMBER
+from memory_action.run.scope import agent_prefix
 from memory_action.store.local import STORE_DIR_VARIABLE, LocalDirectoryStore, default_store_dir
 
 

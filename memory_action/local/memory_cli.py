@@ -17,7 +17,7 @@ from urllib.parse import unquote
 
 from memory_action.errors import InputError
 from memory_action.local.connect import Connect
-from memory_action.local.diff import LOCAL_NUMBER
+from memory_action.local.git_diff import LOCAL_NUMBER
 from memory_action.local.local_store import local_layer, open_store, say
 from memory_action.local.repository import (
     NO_REPOSITORY,
@@ -28,8 +28,8 @@ from memory_action.local.repository import (
 from memory_action.memory.diff import memory_diff
 from memory_action.memory.provenance import Provenance, render_blame
 from memory_action.memory.state import MEMORY_FILE, PROVENANCE_FILE
-from memory_action.scope import agent_prefix as prefix_of
-from memory_action.settings import parse_agent_name
+from memory_action.run.scope import agent_prefix as prefix_of
+from memory_action.run.settings import parse_agent_name
 from memory_action.store.local import (
     EntryStore,
     StoredEntry,

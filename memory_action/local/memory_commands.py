@@ -20,7 +20,7 @@ from memory_action.local.history import (
 )
 from memory_action.local.local_store import local_layer, say, usable_store
 from memory_action.local.repository import RepositoryStore, current_repository
-from memory_action.scope import repo_committed_prefix
+from memory_action.run.scope import repo_committed_prefix
 from memory_action.store.git import GitMemoryStore
 from memory_action.store.git_remote import GitHubGitRemote
 

@@ -25,8 +25,8 @@ from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
 from memory_action.errors import InputError
-from memory_action.git_checkout import GitCheckout
-from memory_action.scope import KEY_FORMAT, encode_part
+from memory_action.maintenance.git_checkout import GitCheckout
+from memory_action.run.scope import KEY_FORMAT, encode_part
 from memory_action.store.base import RestoreKeys, RestoreResult, SaveResult
 from memory_action.store.local import LocalDirectoryStore, StoredEntry
 

@@ -21,24 +21,24 @@ from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING
 
 from memory_action import pipeline
-from memory_action.context import PullRequestRef, RunContext, Trust
+from memory_action.agent.progress import ProgressHook
 from memory_action.errors import InputError, MemoryFileError
 from memory_action.gha import Workflow
+from memory_action.github.pull_request import PullRequestReader
 from memory_action.local.connect import Connect
-from memory_action.local.context import checkout_context, local_run_id, write_note
-from memory_action.local.diff import open_change
+from memory_action.local.git_diff import open_change
 from memory_action.local.local_store import usable_store
 from memory_action.local.repository import (
     RepositoryStore,
     checkout_repository,
     pull_request_repository,
 )
+from memory_action.local.run_context import checkout_context, local_run_id, write_note
 from memory_action.local.words import API_KEY_VARIABLE, cli_words
 from memory_action.main import ask_server, mask_secrets, model_factory
-from memory_action.publish import figures_of
-from memory_action.pull_request import PullRequestReader
-from memory_action.review.progress import ProgressHook
-from memory_action.settings import (
+from memory_action.publish.comment import figures_of
+from memory_action.run.context import PullRequestRef, RunContext, Trust
+from memory_action.run.settings import (
     API_KEY_VARIABLES,
     Settings,
     parse_settings,

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from memory_action.memory.merge import CONFLICT_END, CONFLICT_MIDDLE, CONFLICT_START
-from memory_action.untrusted_markdown import CODE_SPAN
+from memory_action.safety.untrusted_markdown import CODE_SPAN
 
 MAX_CITATION_CHARS = 200  # a longer code span is code or a command, no citation
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")

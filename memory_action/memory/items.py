@@ -13,8 +13,8 @@ import difflib
 import re
 from dataclasses import dataclass
 
-from memory_action.numbers import ascii_int
-from memory_action.untrusted_markdown import LIST_MARKER
+from memory_action.safety.numbers import ascii_int
+from memory_action.safety.untrusted_markdown import LIST_MARKER
 
 MAX_ITEM_CHARS = 1_000  # one remembered item: a rule, not a document
 CLEAR_RATIO = 0.75  # the closest item is the one meant when it is this similar ...

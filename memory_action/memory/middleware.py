@@ -23,9 +23,9 @@ from langchain.agents.middleware import (
 from langchain_core.messages import AIMessage, SystemMessage
 
 from memory_action.memory.render import render_memory_block
-from memory_action.memory.scrub import RefusalLog, redact
 from memory_action.memory.sources import MemoryFiles, MemorySource, load_sources
 from memory_action.memory.tools import make_memory_tools
+from memory_action.safety.scrub import RefusalLog, redact
 
 _Result = ModelResponse[Any] | AIMessage | ExtendedModelResponse[Any]
 

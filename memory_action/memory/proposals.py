@@ -62,7 +62,7 @@ from pydantic import (
 from memory_action.errors import MemoryActionException
 from memory_action.memory.markers import AGENT_NAME
 from memory_action.memory.trust import Trust
-from memory_action.untrusted_markdown import code_span, safe_markdown
+from memory_action.safety.untrusted_markdown import code_span, safe_markdown
 
 Stamp = dict[str, str | int | None]
 

@@ -24,7 +24,7 @@ from typing import Protocol, TypeGuard
 from pydantic import BaseModel, ConfigDict, StrictInt, StrictStr, ValidationError
 
 from memory_action.memory.sources import normalise_text
-from memory_action.outgoing import Form, SafeText, gate
+from memory_action.safety.outgoing import Form, SafeText, gate
 
 FILENAME = "provenance.json"
 VERSION = 1

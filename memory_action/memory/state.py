@@ -23,8 +23,8 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StrictStr, Va
 from memory_action.errors import MemoryFileError
 from memory_action.memory.review_ledger import ReviewLedger, parse_ledger
 from memory_action.memory.sources import normalise_text
-from memory_action.outgoing import Form, SafeText, gate
-from memory_action.trees import remove_tree
+from memory_action.safety.outgoing import Form, SafeText, gate
+from memory_action.safety.trees import remove_tree
 
 MEMORY_FILE = "AGENTS.md"
 PROVENANCE_FILE = "provenance.json"

@@ -20,14 +20,14 @@ from pathlib import Path, PurePosixPath
 from langchain_core.tools import BaseTool, StructuredTool
 from pydantic import BaseModel, Field
 
-from memory_action.memory.scrub import (
+from memory_action.memory.sources import MemoryFiles, find_symlink, normalise_text
+from memory_action.safety.scrub import (
     RefusalLog,
     SecretFinding,
     describe,
     find_secrets,
     replace_findings,
 )
-from memory_action.memory.sources import MemoryFiles, find_symlink, normalise_text
 
 _PATH_HELP = "Workspace-relative path of your writable memory file, as named in the guidelines."
 

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from memory_action.memory.citations import Item, StaleItem
 from memory_action.memory.merge import CONFLICT_END, CONFLICT_MIDDLE, CONFLICT_START
 from memory_action.memory.similar import candidate_pairs
-from memory_action.untrusted_markdown import LIST_MARKER
+from memory_action.safety.untrusted_markdown import LIST_MARKER
 
 SIMILAR = 0.85  # difflib ratio from which two items say the same thing
 _CHECK_EVERY = 256  # candidates between looks at the deadline

@@ -21,12 +21,12 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from types import MappingProxyType
 
+from memory_action.github.pull_request import ChangedFile, Side
 from memory_action.github.reviews import InlineComment
-from memory_action.outgoing import gate
-from memory_action.pull_request import ChangedFile, Side
-from memory_action.review.diff import Hunk, parse_patch
 from memory_action.review.findings import Finding
-from memory_action.untrusted_markdown import (
+from memory_action.review.patch import Hunk, parse_patch
+from memory_action.safety.outgoing import gate
+from memory_action.safety.untrusted_markdown import (
     break_markers,
     fence,
     normalise_line_ends,

@@ -11,8 +11,8 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 
-from memory_action.pull_request import ChangedFile
-from memory_action.review.diff import Hunk, compress_hunks, parse_patch, render_hunks
+from memory_action.github.pull_request import ChangedFile
+from memory_action.review.patch import Hunk, compress_hunks, parse_patch, render_hunks
 from memory_action.review.selection import ReviewFile, Skipped
 
 OVER_BUDGET = "over max_model_calls ({max_batches})"

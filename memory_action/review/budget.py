@@ -26,8 +26,8 @@ from langchain_core.tools import BaseTool
 from langchain_core.utils.function_calling import convert_to_openai_tool
 from langgraph.types import Command
 
+from memory_action.model.tokens import TokenEstimator
 from memory_action.review.limits import RequestTooLargeError
-from memory_action.review.tokens import TokenEstimator
 
 PATCH_TOOL = "get_file_patch"
 TURN_RESERVE = 64  # tokens kept free in a request for the chat format around tool results

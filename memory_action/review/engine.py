@@ -32,6 +32,13 @@ from langchain.agents.middleware import AgentMiddleware, AgentState, ModelReques
 from langchain_core.language_models import BaseChatModel
 from langchain_core.tools import BaseTool
 
+from memory_action.agent.progress import (
+    ANSWERED,
+    SENT,
+    ProgressHook,
+    RequestProgress,
+    Stage,
+)
 from memory_action.agent.runner import (
     EMPTY_ANSWER,
     REPEATED,
@@ -40,10 +47,10 @@ from memory_action.agent.runner import (
     run_agent,
 )
 from memory_action.errors import AgentError, Setting
+from memory_action.github.pull_request import ChangedFile, PullRequestReader
 from memory_action.memory.middleware import MemoryMiddleware
-from memory_action.memory.scrub import redact
-from memory_action.model_profile import ModelProfile
-from memory_action.pull_request import ChangedFile, PullRequestReader
+from memory_action.model.profile import ModelProfile
+from memory_action.model.tokens import TokenEstimator
 from memory_action.review import answer as answers
 from memory_action.review.answer import BatchAnswer, UnusableAnswerError
 from memory_action.review.batches import Batch, ReviewPlan, plan_batches
@@ -80,15 +87,8 @@ from memory_action.review.messages import (
     synthesis_message,
     untrusted_chars,
 )
-from memory_action.review.progress import (
-    ANSWERED,
-    SENT,
-    ProgressHook,
-    RequestProgress,
-    Stage,
-)
 from memory_action.review.selection import ReviewFile, Skipped, select_files
-from memory_action.review.tokens import TokenEstimator
+from memory_action.safety.scrub import redact
 
 REVIEWED, PARTIAL, QUOTA, SKIPPED = "reviewed", "partial", "quota", "skipped"
 TOOL_ROOM = 0.03  # of the input limit, kept free in a batch for tool results and the reply turn

@@ -10,7 +10,7 @@ from typing import Literal
 
 import pydantic
 
-from memory_action.pull_request import Side
+from memory_action.github.pull_request import Side
 
 Severity = Literal["high", "medium", "low"]
 

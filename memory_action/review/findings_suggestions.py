@@ -14,7 +14,7 @@ import re
 from collections.abc import Sequence
 from pathlib import PurePosixPath
 
-from memory_action.pull_request import ChangedFile
+from memory_action.github.pull_request import ChangedFile
 from memory_action.review.anchors import code_at
 from memory_action.review.findings import Finding
 

@@ -8,11 +8,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from memory_action.pull_request import ChangedFile
+from memory_action.github.pull_request import ChangedFile
 from memory_action.review.anchors import anchorable, comment_body
-from memory_action.review.diff import parse_patch
 from memory_action.review.findings import Finding
-from memory_action.untrusted_markdown import code_span, normalise_line_ends
+from memory_action.review.patch import parse_patch
+from memory_action.safety.untrusted_markdown import code_span, normalise_line_ends
 
 OUTSIDE = "not a line of the diff"
 CONTEXT = "an unchanged line the diff shows as context"

@@ -17,6 +17,7 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
+from memory_action.github.pull_request import ChangedFile, Side
 from memory_action.memory.review_ledger import (
     MAX_ENTRIES,
     MAX_TITLE,
@@ -24,7 +25,6 @@ from memory_action.memory.review_ledger import (
     LedgerState,
     ReviewLedger,
 )
-from memory_action.pull_request import ChangedFile, Side
 from memory_action.review.anchors import code_at, patch_lines
 from memory_action.review.findings import Finding
 

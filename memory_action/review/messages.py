@@ -16,10 +16,10 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from memory_action.pull_request import PullRequestInfo
+from memory_action.github.pull_request import PullRequestInfo
+from memory_action.model.tokens import TokenEstimator
 from memory_action.review.answer import ANSWER_TOOL
 from memory_action.review.selection import Skipped
-from memory_action.review.tokens import TokenEstimator
 
 LIST_CHARS = 800  # of each list of file names in a request: the rest are counted
 OPEN, CLOSE = "<pull_request>", "</pull_request>"

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from fnmatch import fnmatchcase
 
-from memory_action.pull_request import ChangedFile
+from memory_action.github.pull_request import ChangedFile
 from memory_action.review.gitattributes import generated_or_vendored, matches_path_or_folder
 
 

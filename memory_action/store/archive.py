@@ -38,7 +38,7 @@ from typing import BinaryIO, Protocol
 import zstandard
 
 from memory_action.errors import CacheError
-from memory_action.trees import MAX_TREE_DEPTH, discard_tree, walk_tree
+from memory_action.safety.trees import MAX_TREE_DEPTH, discard_tree, walk_tree
 
 _log = logging.getLogger(__name__)
 

@@ -16,7 +16,7 @@ from typing import TypeVar
 
 import httpx
 
-from memory_action.numbers import ascii_int
+from memory_action.safety.numbers import ascii_int
 from memory_action.store.cache_http import HttpSession
 from memory_action.store.cache_protocol import (
     Attempts,

@@ -14,7 +14,7 @@ from typing import Any
 
 import httpx
 
-from memory_action.numbers import ascii_int
+from memory_action.safety.numbers import ascii_int
 from memory_action.store.base import RestoreKeys
 from memory_action.store.cache_blob import BlobTransfer
 from memory_action.store.cache_http import HttpSession

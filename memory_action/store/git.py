@@ -39,7 +39,8 @@ from typing import Protocol
 from pydantic import BaseModel, ValidationError
 
 from memory_action.memory.state import EXPECTED_FILES, STATE_DIR
-from memory_action.outgoing import Form, SafeText, gate
+from memory_action.safety.outgoing import Form, SafeText, gate
+from memory_action.safety.trees import remove_tree
 from memory_action.store.base import ListedEntry, RestoreKeys, RestoreResult, SaveResult
 from memory_action.store.git_remote import (
     FolderSnapshot,
@@ -49,7 +50,6 @@ from memory_action.store.git_remote import (
     StaleHeadError,
     WriteRefusedError,
 )
-from memory_action.trees import remove_tree
 
 MEMORY_BRANCH = "memory-agent-memory"
 ENTRY_FILE = f"{STATE_DIR}/entry.json"

@@ -34,7 +34,7 @@ from memory_action.errors import MemoryActionException
 if TYPE_CHECKING:
     from github.Repository import Repository
 
-    from memory_action.outgoing import SafeText
+    from memory_action.safety.outgoing import SafeText
 
 # PyGithub (and requests) load only when a remote is used: the store and its types are imported
 # by runs and commands that never reach GitHub (a local ``memory log``, a cache-only run).

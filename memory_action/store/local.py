@@ -37,9 +37,9 @@ from typing import Annotated, Any, Literal, Protocol
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError
 
+from memory_action.safety.trees import MAX_TREE_DEPTH, discard_tree, remove_tree
 from memory_action.store.base import RestoreKeys, RestoreResult, SaveResult
 from memory_action.store.keys import key_problem, keys_problem
-from memory_action.trees import MAX_TREE_DEPTH, discard_tree, remove_tree
 
 if sys.platform != "win32":
     import fcntl

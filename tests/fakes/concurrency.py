@@ -24,10 +24,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from memory_action import pipeline
-from memory_action.context import load_context, read_event
 from memory_action.gha import Workflow
 from memory_action.main import build_services
-from memory_action.settings import parse_settings
+from memory_action.run.context import load_context, read_event
+from memory_action.run.settings import parse_settings
 from tests.fakes.cache_harness import fast_tuning
 from tests.fakes.cache_service import BLOB_GET, FakeCacheService
 from tests.fakes.github_api import FakeGitHub

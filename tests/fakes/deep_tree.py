@@ -1,7 +1,7 @@
 """Folder trees and archive members thousands of levels deep, as an attacker would plant them.
 
 ``make_deep_tree`` builds through directory descriptors, so no path it uses is long; the tree it
-leaves must be removed with ``memory_action.trees.remove_tree`` (``shutil.rmtree`` recurses).
+leaves must be removed with ``memory_action.safety.trees.remove_tree`` (``shutil.rmtree`` recurses).
 """
 
 from __future__ import annotations

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from memory_action.pull_request import ChangedFile, PullRequestInfo
+from memory_action.github.pull_request import ChangedFile, PullRequestInfo
 
 INFO = PullRequestInfo(
     number=7,

@@ -19,9 +19,9 @@ from pathlib import Path
 import pytest
 import zstandard
 
+from memory_action.safety.trees import discard_tree
 from memory_action.store.archive import Compression, cache_version
 from memory_action.store.local import LocalDirectoryStore
-from memory_action.trees import discard_tree
 from tests.fakes.cache_harness import default_tuning, fast_tuning
 from tests.fakes.cache_service import CREATE, FakeCacheService
 from tests.fakes.deep_tree import deep_name, make_deep_tree

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from memory_action.layers import write_entry
+from memory_action.lifecycle.layers import write_entry
 from memory_action.memory.proposals import apply_items, checked_items, decode_block
 from memory_action.memory.provenance import Provenance
 from memory_action.memory.state import EntryState

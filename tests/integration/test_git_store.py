@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from memory_action.github.client import GitHubClient
-from memory_action.outgoing import gate
+from memory_action.safety.outgoing import gate
 from memory_action.store.base import RestoreKeys
 from memory_action.store.git import ENTRY_FILE, MEMORY_BRANCH, GitMemoryStore
 from memory_action.store.git_remote import GitHubGitRemote, GitRemoteError

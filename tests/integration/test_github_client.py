@@ -23,9 +23,9 @@ from responses import matchers
 
 from memory_action.errors import GitHubError
 from memory_action.github.client import DEFAULT_API_URL, GitHubClient
+from memory_action.github.pull_request import ChangedFile, CommentPermissionError
 from memory_action.memory.markers import comment_marker
-from memory_action.outgoing import SafeText, gate
-from memory_action.pull_request import ChangedFile, CommentPermissionError
+from memory_action.safety.outgoing import SafeText, gate
 from tests.fakes.github_api import FakeGitHub, FakePullRequest
 
 FIXTURES = Path(__file__).parent.parent / "fixtures" / "github"

@@ -17,7 +17,7 @@ from collections.abc import Iterator
 import pytest
 
 from memory_action.github.client import GitHubClient
-from memory_action.outgoing import gate
+from memory_action.safety.outgoing import gate
 from memory_action.store.git_remote import COMMIT, GitHubGitRemote
 from tests.fakes import github_contract
 from tests.fakes.github_api import (

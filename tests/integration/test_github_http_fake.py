@@ -10,7 +10,7 @@ from collections.abc import Iterator
 import pytest
 
 from memory_action.github.client import GitHubClient
-from memory_action.outgoing import gate
+from memory_action.safety.outgoing import gate
 from tests.fakes.click_corpus import ClickCorpus, CorpusPull, git
 from tests.fakes.github_api import REPOSITORY, FakeGitHub
 from tests.fakes.github_http import GitHubHttpServer

@@ -20,11 +20,11 @@ import requests
 import responses
 from responses import matchers
 
-from memory_action.context import MAX_PUSH_COMMITS, push_commit_shas
 from memory_action.errors import GitHubError
+from memory_action.github.after_merge import MergedPullRequest, StickyComment
 from memory_action.github.client import DEFAULT_API_URL, GitHubClient
-from memory_action.github.promotion import MergedPullRequest, StickyComment
 from memory_action.memory.markers import comment_marker
+from memory_action.run.context import MAX_PUSH_COMMITS, push_commit_shas
 
 FIXTURES = Path(__file__).parent.parent / "fixtures"
 TOKEN = "ghs_" + "T0k3n" * 7

@@ -12,11 +12,11 @@ import requests
 
 from memory_action.errors import GitHubError
 from memory_action.github.client import GitHubClient
+from memory_action.github.pull_request import CommentPermissionError
 from memory_action.github.reviews import REVIEW_BATCH, InlineComment
-from memory_action.outgoing import gate
-from memory_action.pull_request import CommentPermissionError
 from memory_action.review.anchors import anchor
 from memory_action.review.findings import Finding
+from memory_action.safety.outgoing import gate
 from tests.fakes import github_contract
 from tests.fakes.github_api import (
     API_URL,

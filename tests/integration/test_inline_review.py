@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from memory_action.pull_request import ChangedFile
+from memory_action.github.pull_request import ChangedFile
 from memory_action.review.answer import ANSWER_TOOL
 from memory_action.review.findings import Finding
 from memory_action.review.ledger import fingerprint

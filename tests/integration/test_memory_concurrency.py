@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from memory_action.layers import NOT_LISTED_NOTE
+from memory_action.lifecycle.layers import NOT_LISTED_NOTE
 from memory_action.store.git import MEMORY_BRANCH
 from tests.fakes.cache_harness import default_tuning
 from tests.fakes.cache_service import BLOB_GET, CREATE, LOOKUP, FakeCacheService, Fault

@@ -18,8 +18,8 @@ from langchain_core.callbacks import CallbackManagerForLLMRun
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
 
+from memory_action.model.tokens import TokenEstimator
 from memory_action.review.budget import message_text
-from memory_action.review.tokens import TokenEstimator
 from memory_action.store.local import LocalDirectoryStore
 from tests.fakes.github_api import FakeGitHub, FakePullRequest, changed_file
 from tests.fakes.runner import (

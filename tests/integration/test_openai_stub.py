@@ -12,7 +12,7 @@ from langchain_core.tools import BaseTool, tool
 
 from memory_action.agent.models import GITHUB_API_VERSION, build_chat_model
 from memory_action.agent.runner import AgentRunError, run_agent
-from memory_action.settings import ModelSpec, Settings
+from memory_action.run.settings import ModelSpec, Settings
 from memory_action.store.secret import Secret
 from tests.fakes.openai_stub import (
     HANG,

@@ -29,7 +29,7 @@ import pytest
 import zstandard
 from markdown_it import MarkdownIt
 
-from memory_action.layers import write_entry
+from memory_action.lifecycle.layers import write_entry
 from memory_action.memory.provenance import Provenance
 from memory_action.memory.state import PROVENANCE_FILE, EntryState
 from memory_action.review.answer import ANSWER_TOOL

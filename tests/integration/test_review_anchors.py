@@ -12,11 +12,11 @@ from dataclasses import dataclass, field
 import requests
 
 from memory_action.github.client import GitHubClient
-from memory_action.outgoing import gate
-from memory_action.pull_request import ChangedFile, Side
+from memory_action.github.pull_request import ChangedFile, Side
 from memory_action.review.anchors import anchor, comment_body, side_lines
-from memory_action.review.diff import parse_patch
 from memory_action.review.findings import Finding
+from memory_action.review.patch import parse_patch
+from memory_action.safety.outgoing import gate
 from tests.fakes.click_corpus import ClickCorpus, CorpusPull
 from tests.fakes.github_api import API_URL, REPOSITORY, FakeGitHub
 

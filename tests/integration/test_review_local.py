@@ -14,10 +14,10 @@ import pytest
 import responses
 
 from memory_action.cli import build_parser
-from memory_action.git_checkout import GitCheckout
-from memory_action.local.diff import LocalChange
+from memory_action.local.git_diff import LocalChange
 from memory_action.local.repository import RepositoryStore
 from memory_action.local.review import settings_from_flags
+from memory_action.maintenance.git_checkout import GitCheckout
 from memory_action.store.local import LocalDirectoryStore
 from tests.fakes.click_corpus import ClickCorpus
 from tests.fakes.git_repo import TITLE, GitRepo, feature_repository, isolated_git_env

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from memory_action import pipeline
-from memory_action.memory.scrub import ScanCache, scan_once
+from memory_action.safety.scrub import ScanCache, scan_once
 from memory_action.store.local import LocalDirectoryStore
 from tests.fakes.github_api import FakeGitHub, FakePullRequest, changed_file
 from tests.fakes.runner import ActionRunner, pull_request_event

@@ -13,9 +13,9 @@ import pytest
 from langchain_openai import ChatOpenAI
 
 from memory_action.main import model_factory
-from memory_action.model_profile import ServedWindow
-from memory_action.review.server_window import served_window
-from memory_action.settings import parse_settings
+from memory_action.model.profile import ServedWindow
+from memory_action.model.server_window import served_window
+from memory_action.run.settings import parse_settings
 from tests.fakes.git_repo import GitRepo
 from tests.fakes.model_servers import (
     LLAMA_CPP,

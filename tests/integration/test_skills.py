@@ -8,7 +8,7 @@ from pathlib import Path, PurePosixPath
 import pytest
 from langchain_core.messages import ToolMessage
 
-from memory_action.skills import load_skills, parse_skill
+from memory_action.agent.skills import load_skills, parse_skill
 from tests.fakes.github_api import FakeGitHub, FakePullRequest, changed_file
 from tests.fakes.runner import ActionRunner, pull_request_event, push_event
 from tests.fakes.scripted_model import ScriptedChatModel, tool_call

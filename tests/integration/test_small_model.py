@@ -13,10 +13,10 @@ from langchain_openai import ChatOpenAI
 from memory_action.agent.models import build_chat_model
 from memory_action.agent.pr_tools import make_pr_tools
 from memory_action.agent.prompts import system_prompt
-from memory_action.model_profile import profile_for
+from memory_action.model.profile import profile_for
 from memory_action.review.answer import PROSE
 from memory_action.review.engine import ReviewEngine, ReviewResult, ReviewSetup
-from memory_action.settings import Mode, ModelSpec, Settings
+from memory_action.run.settings import Mode, ModelSpec, Settings
 from memory_action.store.secret import Secret
 from tests.fakes import small_model_answers as said
 from tests.fakes.git_repo import GitRepo

@@ -9,7 +9,7 @@ from collections.abc import Iterator
 import pytest
 
 from memory_action.memory.proposals import build_proposal, render_proposal
-from memory_action.report import render_comment
+from memory_action.publish.report import render_comment
 from tests.fakes.github_api import (
     REPOSITORY,
     WORKFLOW_PATH,

@@ -14,10 +14,10 @@ from typing import Any
 
 import yaml
 
-from memory_action.outcome import RunResult
+from memory_action.publish.outcome import RunResult
 from memory_action.review.budget import Cost
 from memory_action.review.engine import ReviewResult
-from memory_action.settings import LEARNED_FIELDS, Settings, parse_settings
+from memory_action.run.settings import LEARNED_FIELDS, Settings, parse_settings
 
 ROOT = Path(__file__).resolve().parents[2]
 EXPRESSION = re.compile(r"\$\{\{.*\}\}")  # a default the runner evaluates (github.token)

@@ -14,7 +14,8 @@ from typing import Any
 
 import pytest
 
-from memory_action.context import (
+from memory_action.errors import EventError, UnsupportedEvent
+from memory_action.run.context import (
     RunContext,
     Trust,
     decide_trust,
@@ -22,7 +23,6 @@ from memory_action.context import (
     read_event,
     settle_trust,
 )
-from memory_action.errors import EventError, UnsupportedEvent
 from tests.fakes.trust import FakeTrustLookup
 
 EVENTS = Path(__file__).resolve().parents[1] / "fixtures" / "events"

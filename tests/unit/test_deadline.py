@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from memory_action.deadline import Deadline
+from memory_action.run.deadline import Deadline
 
 
 class Clock:

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from memory_action.layers import (
+from memory_action.lifecycle.layers import (
     NOT_LISTED_NOTE,
     Committed,
     Fetched,
@@ -37,8 +37,8 @@ from memory_action.memory.state import (
     load_state,
     write_memory,
 )
-from memory_action.scope import Layer, MemoryScope
-from memory_action.settings import ScopeKind
+from memory_action.run.scope import Layer, MemoryScope
+from memory_action.run.settings import ScopeKind
 from memory_action.store.base import (
     EntryLister,
     ListedEntry,

@@ -6,8 +6,8 @@ import pytest
 
 from memory_action.errors import InputError
 from memory_action.memory.items import find
-from memory_action.numbers import ascii_int
-from memory_action.settings import parse_int
+from memory_action.run.settings import parse_int
+from memory_action.safety.numbers import ascii_int
 from memory_action.store.cache_twirp import int64_field
 
 NOT_ASCII = ["\u00b2", "\u0663", "\uff12", "\u2460", "1\u00b2", "1_000", " 1", "+1", "", "1" * 5000]

@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 from markdown_it import MarkdownIt
 
-from memory_action.outgoing import Form, SafeText, gate
 from memory_action.review.findings import Finding
 from memory_action.review.findings_text import findings_markdown
+from memory_action.safety.outgoing import Form, SafeText, gate
 from tests.fakes.secrets_corpus import MASKED_VALUES, PLANTED
 
 PARSER = MarkdownIt("commonmark").enable(["table", "strikethrough"])
@@ -41,7 +41,7 @@ def test_only_the_gate_makes_safe_text() -> None:
         and isinstance(node.func, ast.Name)
         and node.func.id == "SafeText"
     ]
-    assert makers and set(makers) == {"outgoing.py"}
+    assert makers and set(makers) == {"safety/outgoing.py"}
 
 
 @pytest.mark.parametrize("form", [Form.MARKDOWN, Form.LINE, Form.TEXT])

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import io
 
-from memory_action.progress_line import ProgressLine, is_live_terminal
-from memory_action.review.progress import ANSWERED, SENT, RequestProgress, Stage
+from memory_action.agent.progress import ANSWERED, SENT, RequestProgress, Stage
+from memory_action.agent.progress_line import ProgressLine, is_live_terminal
 
 CLEAR = "\r\x1b[K"
 

@@ -13,10 +13,10 @@ from typing import Any, cast
 
 import pytest
 
-from memory_action.context import load_context
 from memory_action.gha import Workflow
-from memory_action.github.promotion import StickyComment, WorkflowRun
-from memory_action.layers import Fetched
+from memory_action.github.after_merge import StickyComment, WorkflowRun
+from memory_action.lifecycle.layers import Fetched
+from memory_action.lifecycle.promotion import overlay_from_comment
 from memory_action.memory.markers import comment_marker
 from memory_action.memory.proposals import (
     build_proposal,
@@ -26,10 +26,10 @@ from memory_action.memory.proposals import (
 from memory_action.memory.sources import MemoryFiles
 from memory_action.memory.state import EntryState
 from memory_action.pipeline import GitHubAccess, Plan, Services, resolve_mode
-from memory_action.promotion import overlay_from_comment
-from memory_action.report import render_comment
-from memory_action.scope import compute_scope
-from memory_action.settings import ScopeKind, Settings
+from memory_action.publish.report import render_comment
+from memory_action.run.context import load_context
+from memory_action.run.scope import compute_scope
+from memory_action.run.settings import ScopeKind, Settings
 
 EVENTS = Path(__file__).resolve().parents[1] / "fixtures" / "events"
 AGENT = "memory-agent"

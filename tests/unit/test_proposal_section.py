@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from memory_action import report
 from memory_action.commands.proposal_section import with_proposal
 from memory_action.memory.proposals import build_proposal, render_proposal
+from memory_action.publish import report
 
 AGENT = "memory-agent"
 

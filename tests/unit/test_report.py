@@ -22,7 +22,7 @@ from memory_action.memory.proposals import (
     render_proposal,
     task_states,
 )
-from memory_action.report import (
+from memory_action.publish.report import (
     COMMENT_LIMIT,
     COMMENT_TRUNCATED,
     SUMMARY_LIMIT,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from memory_action.github.reviews import CommentFeedback, Reaction, Reply
 from memory_action.memory.review_ledger import LedgerEntry, ReviewLedger
-from memory_action.review_feedback import Feedback, read_feedback
+from memory_action.review.review_feedback import Feedback, read_feedback
 
 BOT = "github-actions[bot]"
 ENTRY = LedgerEntry(

@@ -12,7 +12,7 @@ from pathlib import PurePosixPath
 import pytest
 
 from memory_action.errors import InputError, MemoryActionError
-from memory_action.settings import (
+from memory_action.run.settings import (
     LEARNED_FIELDS,
     MaintenanceOutput,
     Mode,

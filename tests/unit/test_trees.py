@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from memory_action.trees import discard_tree, remove_tree, walk_tree
+from memory_action.safety.trees import discard_tree, remove_tree, walk_tree
 from tests.fakes.deep_tree import make_deep_tree
 
 

@@ -12,8 +12,8 @@ import re
 import pytest
 from markdown_it import MarkdownIt
 
-from memory_action import untrusted_markdown
-from memory_action.untrusted_markdown import ZWSP, fence, safe_markdown
+from memory_action.safety import untrusted_markdown
+from memory_action.safety.untrusted_markdown import ZWSP, fence, safe_markdown
 
 PARSER = MarkdownIt("commonmark").enable(["table", "strikethrough"])
 # What GitHub's mention filter notifies: "@" after anything but ASCII [A-Za-z0-9_] (so after a

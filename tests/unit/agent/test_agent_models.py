@@ -15,7 +15,7 @@ from memory_action.agent.models import (
     disable_tracing,
 )
 from memory_action.errors import AgentError
-from memory_action.settings import ModelSpec, Settings
+from memory_action.run.settings import ModelSpec, Settings
 from memory_action.store.secret import Secret
 
 NO_ENV: dict[str, str] = {}

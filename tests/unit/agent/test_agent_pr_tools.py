@@ -9,7 +9,7 @@ import pytest
 from langchain_core.tools import BaseTool
 
 from memory_action.agent.pr_tools import make_pr_tools
-from memory_action.pull_request import ChangedFile, PullRequestInfo
+from memory_action.github.pull_request import ChangedFile, PullRequestInfo
 
 INFO = PullRequestInfo(
     number=42,

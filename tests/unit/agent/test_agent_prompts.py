@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from memory_action.agent.prompts import system_prompt, task_message
-from memory_action.settings import Mode
+from memory_action.run.settings import Mode
 
 
 def test_the_review_prompt() -> None:

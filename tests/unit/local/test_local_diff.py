@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from memory_action.errors import InputError
-from memory_action.git_checkout import GitCheckout
-from memory_action.local.diff import (
+from memory_action.github.pull_request import ChangedFile
+from memory_action.local.git_diff import (
     LocalChange,
     hunks_of,
     open_change,
@@ -19,7 +19,7 @@ from memory_action.local.diff import (
     split_patches,
     to_changed_files,
 )
-from memory_action.pull_request import ChangedFile
+from memory_action.maintenance.git_checkout import GitCheckout
 from tests.fakes.git_repo import (
     ACCENTED,
     APP_AFTER,

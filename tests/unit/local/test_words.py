@@ -8,7 +8,7 @@ import pytest
 from memory_action.agent.runner import readable_duration
 from memory_action.errors import InputError, Setting, input_words, render
 from memory_action.local.words import cli_words
-from memory_action.settings import parse_settings
+from memory_action.run.settings import parse_settings
 
 
 def test_a_bad_value_is_an_input_in_the_action_and_a_flag_at_the_terminal() -> None:

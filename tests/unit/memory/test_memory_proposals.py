@@ -35,7 +35,7 @@ from memory_action.memory.proposals import (
     render_proposal,
     task_states,
 )
-from memory_action.report import COMMENT_LIMIT, render_comment
+from memory_action.publish.report import COMMENT_LIMIT, render_comment
 
 BASE = (
     "# Conventions\n"

@@ -18,9 +18,12 @@ from langchain.agents import create_agent
 from langchain_core.messages import HumanMessage, ToolMessage
 from langchain_core.tools import BaseTool
 
-from memory_action.memory import scrub
 from memory_action.memory.middleware import MemoryMiddleware
-from memory_action.memory.scrub import (
+from memory_action.memory.sources import MemoryFiles
+from memory_action.memory.tools import make_memory_tools
+from memory_action.run.settings import Settings
+from memory_action.safety import scrub
+from memory_action.safety.scrub import (
     RefusalLog,
     SecretFinding,
     describe,
@@ -29,9 +32,6 @@ from memory_action.memory.scrub import (
     redact,
     shannon_entropy,
 )
-from memory_action.memory.sources import MemoryFiles
-from memory_action.memory.tools import make_memory_tools
-from memory_action.settings import Settings
 from tests.fakes.scripted_model import ScriptedChatModel, tool_call
 from tests.fakes.secrets_corpus import MASKED_VALUES, PLANTED, Planted
 

@@ -9,7 +9,7 @@ import pytest
 
 from memory_action.errors import MemoryFileError
 from memory_action.memory.sources import MemoryFiles, MemorySource, load_sources
-from memory_action.settings import Settings
+from memory_action.run.settings import Settings
 
 WRITABLE = ".agent-memory/AGENTS.md"
 

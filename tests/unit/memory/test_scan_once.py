@@ -5,7 +5,7 @@ from __future__ import annotations
 import contextvars
 import threading
 
-from memory_action.memory.scrub import ALL_LAYERS, Layer, ScanCache, find_secrets, scan_once
+from memory_action.safety.scrub import ALL_LAYERS, Layer, ScanCache, find_secrets, scan_once
 
 SECRET = "ghp_vkIJ7EnUazjrRBVLiIspywBVicoMs10U0ro2"
 MEMORY = "# Lessons\n\n" + "- Retry the flaky upload step once.\n" * 40 + f"- token {SECRET}\n"

@@ -8,15 +8,15 @@ from pathlib import Path, PurePosixPath
 
 import pytest
 
-from memory_action.memory.scrub import (
+from memory_action.memory.sources import MemoryFiles
+from memory_action.memory.tools import make_memory_tools
+from memory_action.safety.scrub import (
     ALL_LAYERS,
     Layer,
     find_secrets,
     redact,
     replace_findings,
 )
-from memory_action.memory.sources import MemoryFiles
-from memory_action.memory.tools import make_memory_tools
 from tests.fakes.secrets_corpus import (
     BENIGN,
     MASKED_LEAKS,

@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from memory_action.review.diff import Hunk
+from memory_action.review.patch import Hunk
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "review"
 

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from memory_action.pull_request import ChangedFile
+from memory_action.github.pull_request import ChangedFile
 from memory_action.review.anchors import anchor, code_at, comment_body, suggestion_block
 from memory_action.review.findings import Finding
 

@@ -7,8 +7,9 @@ from typing import Any
 
 from memory_action.agent.pr_tools import make_pr_tools
 from memory_action.agent.prompts import system_prompt
-from memory_action.model_profile import profile_for
-from memory_action.pull_request import ChangedFile
+from memory_action.github.pull_request import ChangedFile
+from memory_action.model.profile import profile_for
+from memory_action.model.tokens import TokenEstimator
 from memory_action.review.answer import (
     ANSWER_TOOL,
     MAX_FINDINGS,
@@ -21,8 +22,7 @@ from memory_action.review.budget import answer_tools
 from memory_action.review.engine import ReviewEngine, ReviewResult, ReviewSetup
 from memory_action.review.findings import Finding
 from memory_action.review.ledger import fingerprint, merge_findings
-from memory_action.review.tokens import TokenEstimator
-from memory_action.settings import Mode
+from memory_action.run.settings import Mode
 from tests.fakes.scripted_model import ScriptedChatModel, tool_call
 from tests.fakes.static_reader import StaticPullRequest, added_file
 

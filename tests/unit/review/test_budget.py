@@ -12,9 +12,9 @@ from langchain_core.messages import AIMessage, ToolMessage
 from langchain_core.tools import BaseTool, StructuredTool
 
 from memory_action.agent.runner import run_agent
+from memory_action.model.tokens import TokenEstimator
 from memory_action.review.budget import Cost, LastCallAnswers, RequestBudget, message_text
 from memory_action.review.limits import RequestTooLargeError
-from memory_action.review.tokens import TokenEstimator
 from tests.fakes.scripted_model import ScriptedChatModel, tool_call
 
 LIMIT = 2_000

@@ -10,14 +10,14 @@ from memory_action.agent.pr_tools import make_pr_tools
 from memory_action.agent.prompts import system_prompt
 from memory_action.agent.runner import AgentRunError
 from memory_action.errors import AgentError
+from memory_action.github.pull_request import ChangedFile
 from memory_action.local.words import cli_words
-from memory_action.model_profile import profile_for
-from memory_action.pull_request import ChangedFile
+from memory_action.model.profile import profile_for
+from memory_action.model.tokens import TokenEstimator
 from memory_action.review.answer import PROSE
 from memory_action.review.budget import message_text
 from memory_action.review.engine import ReviewEngine, ReviewResult, ReviewSetup
-from memory_action.review.tokens import TokenEstimator
-from memory_action.settings import Mode
+from memory_action.run.settings import Mode
 from tests.fakes.diligent_reviewer import listed_names
 from tests.fakes.provider_errors import daily_quota, minute_limit, too_large
 from tests.fakes.scripted_model import ScriptedChatModel, tool_call

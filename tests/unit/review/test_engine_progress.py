@@ -3,11 +3,11 @@ with what it is for, how many files it holds, its size and the tokens so far."""
 
 from __future__ import annotations
 
+from memory_action.agent.progress import RequestProgress
 from memory_action.agent.prompts import system_prompt
-from memory_action.model_profile import profile_for
+from memory_action.model.profile import profile_for
 from memory_action.review.engine import ReviewEngine, ReviewSetup
-from memory_action.review.progress import RequestProgress
-from memory_action.settings import Mode
+from memory_action.run.settings import Mode
 from tests.fakes.scripted_model import ScriptedChatModel
 from tests.fakes.static_reader import StaticPullRequest, added_file
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from memory_action.pull_request import ChangedFile
+from memory_action.github.pull_request import ChangedFile
 from memory_action.review.findings import Finding
 from memory_action.review.findings_suggestions import IDENTICAL, PROSE, vetted, why_not
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from memory_action.github.pull_request import ChangedFile
 from memory_action.memory.review_ledger import ReviewLedger, parse_ledger
 from memory_action.memory.state import EntryState, load_state
-from memory_action.pull_request import ChangedFile
 from memory_action.review.findings import Finding
 from memory_action.review.ledger import (
     mark_outdated,

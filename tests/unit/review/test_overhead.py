@@ -10,11 +10,12 @@ from pathlib import Path, PurePosixPath
 
 from memory_action.agent.pr_tools import make_pr_tools
 from memory_action.agent.prompts import system_prompt
+from memory_action.github.pull_request import PullRequestInfo
 from memory_action.memory.render import render_memory_block
 from memory_action.memory.sources import MemoryFiles
 from memory_action.memory.tools import make_memory_tools
-from memory_action.model_profile import REVIEW_OVERHEAD_TOKENS
-from memory_action.pull_request import PullRequestInfo
+from memory_action.model.profile import REVIEW_OVERHEAD_TOKENS
+from memory_action.model.tokens import TokenEstimator
 from memory_action.review.budget import tool_schema
 from memory_action.review.messages import (
     LIST_CHARS,
@@ -24,8 +25,7 @@ from memory_action.review.messages import (
     header,
 )
 from memory_action.review.selection import Skipped
-from memory_action.review.tokens import TokenEstimator
-from memory_action.settings import Mode
+from memory_action.run.settings import Mode
 from tests.fakes.static_reader import StaticPullRequest
 
 

@@ -8,13 +8,13 @@ import pytest
 
 from memory_action.errors import render
 from memory_action.local.words import cli_words
-from memory_action.model_profile import (
+from memory_action.model.profile import (
     GITHUB_HIGH,
     GITHUB_LOW,
     memory_kb_that_fits,
     profile_for,
 )
-from memory_action.review.tokens import MIN_FACTOR, SAFETY, TokenEstimator, text_tokens
+from memory_action.model.tokens import MIN_FACTOR, SAFETY, TokenEstimator, text_tokens
 
 
 @pytest.mark.parametrize(

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from memory_action.pull_request import ChangedFile
+from memory_action.github.pull_request import ChangedFile
 from memory_action.review.batches import (
     Batch,
     FilePart,
@@ -16,7 +16,7 @@ from memory_action.review.batches import (
     plan_batches,
     render_file,
 )
-from memory_action.review.diff import compress_hunks, parse_patch
+from memory_action.review.patch import compress_hunks, parse_patch
 from memory_action.review.selection import Category, ReviewFile, Skipped
 from tests.unit.review.patching import FIXTURES, apply_hunks, reverse
 

@@ -13,7 +13,7 @@ from dataclasses import replace
 
 import pytest
 
-from memory_action.review.diff import Hunk, compress_hunks, parse_patch, render_hunks
+from memory_action.review.patch import Hunk, compress_hunks, parse_patch, render_hunks
 from tests.unit.review.patching import FIXTURES, apply_hunks, reverse
 
 REAL_PATCH = (FIXTURES / "unicodefun.patch").read_text()

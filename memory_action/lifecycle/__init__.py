@@ -1,0 +1,1 @@
+"""Memory's lifecycle in a run: restore (layers, merges, promotion after a merge) and save."""

@@ -1,0 +1,3 @@
+"""The run's facts: its settings, its event and trust, its memory scope, its time budget.
+
+Nothing here imports the run's steps above it."""
