@@ -32,8 +32,8 @@ of what raised it, which carries on without it::
     │   ├── StaleHeadError                         the branch moved: read again and retry
     │   └── WriteRefusedError                      refused for good this run (protection or
     │                                              permission): no further write is tried
-    ├── CommentPermissionError                     (pull_request) the token may not comment: the
-    │                                              review goes to the job summary
+    ├── CommentPermissionError                     (github.pull_request) the token may not comment:
+    │                                              the review goes to the job summary
     └── InvalidProposalError                       (memory.proposals) a proposal that breaks the
                                                    block's rules: read as no proposal
 
