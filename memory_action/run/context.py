@@ -35,9 +35,6 @@ from typing import Any, Protocol
 from memory_action.errors import EventError, UnsupportedEvent
 from memory_action.memory.trust import Trust
 
-__all__ = ["Trust"]  # also imported from here (store, local) until they import memory's
-
-
 PR_EVENTS = ("pull_request", "pull_request_target")
 PR_ACTIONS = ("opened", "synchronize", "reopened", "ready_for_review")
 BRANCH_EVENTS = ("push", "schedule", "workflow_dispatch", "repository_dispatch")
