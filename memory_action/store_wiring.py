@@ -15,8 +15,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from memory_action.gha import Workflow
-from memory_action.run.context import READ_ONLY_CACHE_EVENTS, RunContext, Trust
-from memory_action.run.scope import Layer, compute_scope
+from memory_action.memory.state import Layer
+from memory_action.memory.trust import Trust
+from memory_action.run.context import READ_ONLY_CACHE_EVENTS, RunContext
+from memory_action.run.scope import compute_scope
 from memory_action.run.settings import Settings, StoreKind
 from memory_action.store.base import LayerAdmin, MemoryStore
 from memory_action.store.local import STORE_DIR_VARIABLE

@@ -13,7 +13,7 @@ Listing the merged pull requests is a call the push run cannot do without: its f
 permission, more edits than one page), the comment is ignored with a reason, nothing is raised.
 
 ``GitHubClient`` exposes these as methods; the functions here take its ``RepositoryApi`` first.
-The commits of a push come from its payload (``context.push_commit_shas``).
+The commits of a push come from its payload (``event_payload.push_commit_shas``).
 """
 
 from __future__ import annotations
@@ -29,7 +29,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from memory_action.errors import GitHubError
 from memory_action.github.api import RepositoryApi
-from memory_action.run.context import distinct_shas
+from memory_action.run.event_payload import distinct_shas
+from memory_action.safety.untrusted_json import first_error, location
 
 MAX_CONTENT_EDITS = 100  # one page of userContentEdits; a longer history is not checked
 ACTIONS_BOT = "github-actions[bot]"  # the workflow token's author: edits by it are our runs'
@@ -262,8 +263,7 @@ def _editors(github: RepositoryApi, comment: StickyComment) -> tuple[list[str] |
     try:
         editors, why = _editors_of(answer, comment)
     except ValidationError as exc:
-        first = exc.errors()[0]  # a ValidationError names at least one
-        where = ".".join(str(part) for part in first["loc"]) or "the answer"
+        where = location(first_error(exc), "the answer")
         return None, f"GitHub's answer about its edit history is malformed ({where})"
     return editors, github.one_line(why)  # GraphQL's messages are GitHub's, in one line
 

@@ -46,7 +46,7 @@ from memory_action.github.after_merge import (
     TrustedComment,
     WorkflowRun,
 )
-from memory_action.github.api import DEFAULT_API_URL, RepositoryApi, changed_file
+from memory_action.github.api import RepositoryApi, changed_file
 from memory_action.github.pull_request import (
     MAX_FILE_BYTES,
     ChangedFile,
@@ -59,7 +59,6 @@ from memory_action.github.reviews import CommentFeedback, Comparison, InlineComm
 from memory_action.memory.duplicates import fold_duplicates
 from memory_action.safety.outgoing import SafeText
 
-__all__ = ["DEFAULT_API_URL"]  # also imported from here (tests)
 _VIEWER = "query { viewer { __typename login } }"
 
 

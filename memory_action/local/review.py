@@ -36,8 +36,9 @@ from memory_action.local.repository import (
 from memory_action.local.run_context import checkout_context, local_run_id, write_note
 from memory_action.local.words import API_KEY_VARIABLE, cli_words
 from memory_action.main import ask_server, mask_secrets, model_factory
+from memory_action.memory.trust import Trust
 from memory_action.publish.comment import figures_of
-from memory_action.run.context import PullRequestRef, RunContext, Trust
+from memory_action.run.context import PullRequestRef, RunContext
 from memory_action.run.settings import (
     API_KEY_VARIABLES,
     Settings,

@@ -7,7 +7,8 @@ import time
 from pathlib import Path
 
 from memory_action.local.git_diff import LocalChange
-from memory_action.run.context import PullRequestRef, RunContext, Trust
+from memory_action.memory.trust import Trust
+from memory_action.run.context import PullRequestRef, RunContext
 
 LOCAL_EVENT = "local"  # not a GitHub event: no promotion, no comment is read or posted
 

@@ -62,6 +62,7 @@ from pydantic import (
 from memory_action.errors import MemoryActionException
 from memory_action.memory.markers import AGENT_NAME
 from memory_action.memory.trust import Trust
+from memory_action.safety.untrusted_json import first_error, location
 from memory_action.safety.untrusted_markdown import code_span, safe_markdown
 
 Stamp = dict[str, str | int | None]
@@ -472,9 +473,8 @@ def _parse_payload(payload: object, agent: str) -> Proposal:
     try:
         fields = _PayloadJson.model_validate(payload)
     except ValidationError as exc:
-        first = exc.errors()[0]  # a ValidationError names at least one
-        where = ".".join(str(part) for part in first["loc"]) or "the payload"
-        raise InvalidProposalError(f"{where}: {first['msg']}") from None
+        first = first_error(exc)
+        raise InvalidProposalError(f"{location(first, 'the payload')}: {first['msg']}") from None
     if fields.version != VERSION:
         raise InvalidProposalError("not a v1 proposal")
     if fields.agent != agent:

@@ -27,6 +27,7 @@ from markdown_it import MarkdownIt
 
 from memory_action.errors import AgentError
 from memory_action.review.findings import Finding
+from memory_action.safety.untrusted_json import first_error, location
 
 ANSWER_TOOL = "report_review"
 MAX_FINDINGS = 50  # of one answer; more is a model that lists every line
@@ -194,9 +195,8 @@ def _from_arguments(raw: dict[str, Any], text: str) -> BatchAnswer:
 
 
 def _first_error(exc: pydantic.ValidationError) -> str:
-    error = exc.errors()[0]
-    where = ".".join(str(part) for part in error["loc"]) or "the finding"
-    return f"{where}: {error['msg']}"
+    error = first_error(exc)
+    return f"{location(error, 'the finding')}: {error['msg']}"
 
 
 def _inlined(schema: dict[str, Any]) -> object:

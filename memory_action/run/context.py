@@ -27,16 +27,16 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from memory_action.errors import EventError, UnsupportedEvent
 from memory_action.memory.trust import Trust
 
-__all__ = ["Trust"]  # also imported from here (store, local) until they import memory's
-
+if TYPE_CHECKING:  # imported by ``load_context`` once the event is one the action handles
+    from memory_action.run.event_payload import Author, PullRequestFields, Writer
 
 PR_EVENTS = ("pull_request", "pull_request_target")
 PR_ACTIONS = ("opened", "synchronize", "reopened", "ready_for_review")
@@ -52,8 +52,6 @@ NO_WRITE_ASSOCIATIONS = frozenset(
 REVIEW_COMMENT = "pull_request_review_comment"
 COMMENT_EVENTS = ("issue_comment", REVIEW_COMMENT)  # the comment is the run's request
 SUPPORTED = (*PR_EVENTS, *BRANCH_EVENTS, *COMMENT_EVENTS)
-MAX_PUSH_COMMITS = 20  # a push event lists at most 20 commits
-_NULL_SHA = "0" * 40  # "after" of a deleted branch, "before" of a new one
 
 
 @dataclass(frozen=True)
@@ -146,91 +144,39 @@ def read_event(path: str | None) -> dict[str, Any]:
     return payload
 
 
-def _get(payload: Mapping[str, Any], *path: str) -> Any:
-    node: Any = payload
-    for part in path:
-        if not isinstance(node, Mapping) or part not in node:
-            raise EventError(f"The event payload has no '{'.'.join(path)}'.")
-        node = node[part]
-    return node
-
-
-def _text(payload: Mapping[str, Any], *path: str, default: str | None = None) -> str:
-    try:
-        value = _get(payload, *path)
-    except EventError:
-        if default is not None:
-            return default
-        raise
-    if value is None and default is not None:
-        return default
-    if not isinstance(value, str | int):
-        raise EventError(f"The event payload's '{'.'.join(path)}' is not text.")
-    return str(value)
-
-
-def _is_number(value: Any) -> bool:
-    """A positive JSON integer (``true`` is an ``int`` in Python, not a number here)."""
-    return isinstance(value, int) and not isinstance(value, bool) and value >= 1
-
-
-def _default_branch(event: str, ref: str, payload: Mapping[str, Any]) -> str:
-    """The payload's default branch. A ``schedule`` payload may hold only the cron line, but
-    a scheduled run always runs on the default branch, so its ref names it."""
-    named = _text(payload, "repository", "default_branch", default="")
+def _default_branch(event: str, ref: str, named: str) -> str:
+    """The payload's default branch (``named``). A ``schedule`` payload may hold only the cron
+    line, but a scheduled run always runs on the default branch, so its ref names it."""
     if not named and event == "schedule" and ref.startswith("refs/heads/"):
         return ref.removeprefix("refs/heads/")
     return named or "main"
 
 
-def _pull_request(payload: Mapping[str, Any]) -> PullRequestRef:
-    pr = _get(payload, "pull_request")
-    if not isinstance(pr, Mapping):
-        raise EventError("The event payload's 'pull_request' is not an object.")
-    number = _get(pr, "number")
-    if not _is_number(number):
-        raise EventError("The event payload's 'pull_request.number' is not a positive number.")
-    head_repo = _text(pr, "head", "repo", "full_name", default="")
-    base_repo = _text(pr, "base", "repo", "full_name")
+def _pull_request(fields: PullRequestFields, author: Author) -> PullRequestRef:
     return PullRequestRef(
-        number=number,
-        head_repo=head_repo,
-        base_ref=_text(pr, "base", "ref"),
-        head_ref=_text(pr, "head", "ref"),
-        head_sha=_text(pr, "head", "sha"),
-        author=_text(pr, "user", "login", default=""),
-        author_association=_text(pr, "author_association", default="NONE").upper(),
+        number=fields.number,
+        head_repo=fields.head_repo,
+        base_ref=fields.base_ref,
+        head_ref=fields.head_ref,
+        head_sha=fields.head_sha,
+        author=author.author,
+        author_association=author.author_association.upper(),
         # A deleted fork has no head repo: treat it as a fork, the safe side.
-        is_fork=head_repo.lower() != base_repo.lower(),
+        is_fork=fields.head_repo.lower() != fields.base_repo.lower(),
     )
 
 
-def _commented_issue(payload: Mapping[str, Any]) -> int:
-    """The number of the issue (or pull request) an ``issue_comment`` is on."""
-    issue = _get(payload, "issue")
-    if not isinstance(issue, Mapping):
-        raise EventError("The event payload's 'issue' is not an object.")
-    number = _get(issue, "number")
-    if not _is_number(number):
-        raise EventError("The event payload's 'issue.number' is not a positive number.")
-    return int(number)
-
-
-def _comment_pull_request(payload: Mapping[str, Any]) -> PullRequestRef | None:
-    """The pull request an ``issue_comment`` is on; None for an issue that is none (only a
-    comment command is handled there: ``pipeline.run`` decides)."""
-    number = _commented_issue(payload)
-    issue = _get(payload, "issue")
-    if not issue.get("pull_request"):
-        return None
+def _commented_pull_request(number: int, author: Author) -> PullRequestRef:
+    """The pull request an ``issue_comment`` is on (an issue that is none has no pull request:
+    only a comment command is handled there, ``pipeline.run`` decides)."""
     return PullRequestRef(
         number=number,
         head_repo="",
         base_ref="",
         head_ref="",
         head_sha="",
-        author=_text(issue, "user", "login", default=""),
-        author_association=_text(issue, "author_association", default="NONE").upper(),
+        author=author.author,
+        author_association=author.author_association.upper(),
         # Unknown from the payload: a fork, the safe side, until ``settle_trust`` asks GitHub.
         is_fork=True,
     )
@@ -243,20 +189,14 @@ def _check_action(event: str, action: str) -> None:
         raise UnsupportedEvent(f"{event} with action '{action}'")
 
 
-def _reply_to(payload: Mapping[str, Any]) -> int:
-    """The review comment a ``pull_request_review_comment`` answers (see the module docstring)."""
-    comment = _get(payload, "comment")
-    if not isinstance(comment, Mapping):
-        raise EventError("The event payload's 'comment' is not an object.")
-    user = comment.get("user")
-    if isinstance(user, Mapping) and user.get("type") == "Bot":
-        raise UnsupportedEvent(f"{REVIEW_COMMENT} written by a bot ({user.get('login')})")
-    reply_to = comment.get("in_reply_to_id")
+def _check_reply(writer: Writer | None, reply_to: int | None) -> int:
+    """The review comment a ``pull_request_review_comment`` answers (see the module docstring);
+    ``UnsupportedEvent`` for a bot's comment and for one that opens a thread."""
+    if writer is not None and writer.type == "Bot":
+        raise UnsupportedEvent(f"{REVIEW_COMMENT} written by a bot ({writer.login})")
     if reply_to is None:
         raise UnsupportedEvent(f"{REVIEW_COMMENT} that opens a thread (not a reply)")
-    if not _is_number(reply_to):
-        raise EventError("The event payload's 'comment.in_reply_to_id' is not a positive number.")
-    return int(reply_to)
+    return reply_to
 
 
 def decide_trust(
@@ -377,7 +317,10 @@ def load_context(env: Mapping[str, str], payload: Mapping[str, Any]) -> RunConte
     event = env.get("GITHUB_EVENT_NAME", "")
     if event not in SUPPORTED:
         raise UnsupportedEvent(f"the event '{event or 'unknown'}'")
-    action = _text(payload, "action", default="")
+    # The payload's models need pydantic (a tenth of a second): an unhandled event goes without.
+    from memory_action.run import event_payload  # noqa: PLC0415
+
+    action = event_payload.action(payload)
     _check_action(event, action)
     ref = env.get("GITHUB_REF", "")
     if event in BRANCH_EVENTS and not ref.startswith("refs/heads/"):
@@ -385,25 +328,35 @@ def load_context(env: Mapping[str, str], payload: Mapping[str, Any]) -> RunConte
     pr: PullRequestRef | None = None
     reply_to: int | None = None
     issue_number: int | None = None
-    comment_body = comment_association = comment_author = ""
+    comment = event_payload.CommentFields()
     if event in PR_EVENTS:
-        pr = _pull_request(payload)
+        pr = _pull_request(*event_payload.pull_request(payload))
     elif event == REVIEW_COMMENT:
-        reply_to = _reply_to(payload)
-        pr = _pull_request(payload)
+        writer = event_payload.review_comment_writer(payload)
+        reply_to = _check_reply(writer, event_payload.reply_to(payload))
+        pr = _pull_request(*event_payload.pull_request(payload))
     elif event == "issue_comment":
-        pr = _comment_pull_request(payload)
-        issue_number = _commented_issue(payload) if pr is None else None
+        issue = event_payload.commented_issue(payload)
+        if issue.pull_request:
+            pr = _commented_pull_request(issue.number, event_payload.issue_author(payload))
+        else:
+            issue_number = issue.number
     if event in COMMENT_EVENTS:
-        comment_body = _text(payload, "comment", "body", default="")
-        comment_association = _text(payload, "comment", "author_association", default="NONE")
-        comment_association = comment_association.upper()
-        comment_author = _text(payload, "comment", "user", "login", default="")
+        comment = event_payload.comment(payload)
+    comment_association = comment.author_association.upper() if event in COMMENT_EVENTS else ""
     association = comment_association if pr is None or event in COMMENT_EVENTS else ""
     association = association or (pr.author_association if pr is not None else "")
     # No one's permission is known yet: ``settle_trust`` decides again once GitHub has answered.
     trust, may_write, note = decide_trust(event, pr, association, writer=None)
-    repository = env.get("GITHUB_REPOSITORY") or _text(payload, "repository", "full_name")
+    repository = env.get("GITHUB_REPOSITORY") or event_payload.repository_name(payload)
+    default_branch = _default_branch(event, ref, event_payload.default_branch(payload))
+    before = event_payload.before(payload) if event in PR_EVENTS else ""
+    link = (
+        event_payload.comment_link(payload)
+        if event in COMMENT_EVENTS
+        else event_payload.CommentLink()
+    )
+    pushed = event_payload.push_commit_shas(payload) if event == "push" else []
     return RunContext(
         event_name=event,
         action=action,
@@ -412,62 +365,31 @@ def load_context(env: Mapping[str, str], payload: Mapping[str, Any]) -> RunConte
         api_url=env.get("GITHUB_API_URL", "https://api.github.com").rstrip("/"),
         ref=ref,
         sha=env.get("GITHUB_SHA", ""),
-        default_branch=_default_branch(event, ref, payload),
+        default_branch=default_branch,
         run_id=env.get("GITHUB_RUN_ID", "0"),
         run_attempt=env.get("GITHUB_RUN_ATTEMPT", "1"),
         actor=env.get("GITHUB_ACTOR", ""),
         workspace=Path(env.get("GITHUB_WORKSPACE") or Path.cwd()),
         pull_request=pr,
-        comment_body=comment_body,
+        comment_body=comment.body if event in COMMENT_EVENTS else "",
         comment_author_association=comment_association,
         trust=trust,
         may_write=may_write,
         write_note=note,
-        commits=_pushed_commits(event, payload, env.get("GITHUB_SHA", "")),
+        commits=_pushed_commits(event, pushed, env.get("GITHUB_SHA", "")),
         job=env.get("GITHUB_JOB", ""),
-        comment_author=comment_author,
+        comment_author=comment.author if event in COMMENT_EVENTS else "",
         workflow_ref=env.get("GITHUB_WORKFLOW_REF", ""),
         reply_to=reply_to,
-        before=_text(payload, "before", default="") if event in PR_EVENTS else "",
-        comment_id=_comment_id(payload) if event in COMMENT_EVENTS else None,
+        before=before,
+        comment_id=link.id,
         issue_number=issue_number,
-        comment_url=_text(payload, "comment", "html_url", default="")
-        if event in COMMENT_EVENTS
-        else "",
+        comment_url=link.url,
     )
 
 
-def _comment_id(payload: Mapping[str, Any]) -> int | None:
-    """The comment's id (to react and reply to it); None when the payload has none."""
-    comment = payload.get("comment")
-    found = comment.get("id") if isinstance(comment, Mapping) else None
-    return found if isinstance(found, int) and _is_number(found) else None
-
-
-def _pushed_commits(event: str, payload: Mapping[str, Any], sha: str) -> tuple[str, ...]:
+def _pushed_commits(event: str, shas: list[str], sha: str) -> tuple[str, ...]:
     """A push's commits, head first; a PR merged by this push is found through them."""
     if event != "push":
         return ()
-    return tuple(push_commit_shas(payload)) or ((sha,) if sha else ())
-
-
-def push_commit_shas(event: Mapping[str, Any]) -> list[str]:
-    """The commits of a push event to look up: the head first, then the rest newest first.
-
-    At most ``MAX_PUSH_COMMITS``, without the all-zero sha of a deleted branch.
-    """
-    head = event.get("head_commit")
-    found = [head.get("id") if isinstance(head, Mapping) else None, event.get("after")]
-    commits = event.get("commits")
-    if isinstance(commits, list):
-        found += [c.get("id") for c in reversed(commits) if isinstance(c, Mapping)]
-    return distinct_shas(found)
-
-
-def distinct_shas(shas: Sequence[object]) -> list[str]:
-    """The first ``MAX_PUSH_COMMITS`` distinct commit shas of ``shas`` (no all-zero sha)."""
-    distinct: list[str] = []
-    for sha in shas:
-        if isinstance(sha, str) and sha and sha != _NULL_SHA and sha not in distinct:
-            distinct.append(sha)
-    return distinct[:MAX_PUSH_COMMITS]
+    return tuple(shas) or ((sha,) if sha else ())

@@ -35,8 +35,6 @@ from memory_action.run.settings import ScopeKind, Settings
 from memory_action.store.base import RestoreKeys
 from memory_action.store.keys import key_problem, keys_problem
 
-__all__ = ["Layer"]  # also imported from here (store) until it imports memory's
-
 KEY_FORMAT = "memory-agent/v1"
 MAX_ENCODED_PART = 120
 MAX_ENCODED_HEAD = 40  # the readable head kept before the hash of a part too long to keep

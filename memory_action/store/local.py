@@ -38,6 +38,7 @@ from typing import Annotated, Any, Literal, Protocol
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError
 
 from memory_action.safety.trees import MAX_TREE_DEPTH, discard_tree, remove_tree
+from memory_action.safety.untrusted_json import first_error
 from memory_action.store.base import RestoreKeys, RestoreResult, SaveResult
 from memory_action.store.keys import key_problem, keys_problem
 
@@ -391,7 +392,7 @@ _FIELD_PROBLEMS = {
 def _first_problem(error: ValidationError, document: dict[str, Any]) -> str:
     """What is wrong with ``entry.json``, for people: its first problem, in the order of the
     model's fields (the order a reader checks them in)."""
-    found = error.errors()[0]
+    found = first_error(error)
     where = found["loc"]
     if where == ("format",):
         return f"unknown format {document.get('format')!r}"

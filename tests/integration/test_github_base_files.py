@@ -8,7 +8,8 @@ from typing import Any
 
 import pytest
 
-from memory_action.github.client import DEFAULT_API_URL, GitHubClient
+from memory_action.github.api import DEFAULT_API_URL
+from memory_action.github.client import GitHubClient
 from tests.fakes.github_api import HEAD_SHA, FakeGitHub, FakePullRequest
 
 BLOB = {"__typename": "Blob", "isBinary": False, "isTruncated": False}

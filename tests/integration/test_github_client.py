@@ -22,7 +22,8 @@ import responses
 from responses import matchers
 
 from memory_action.errors import GitHubError
-from memory_action.github.client import DEFAULT_API_URL, GitHubClient
+from memory_action.github.api import DEFAULT_API_URL
+from memory_action.github.client import GitHubClient
 from memory_action.github.pull_request import ChangedFile, CommentPermissionError
 from memory_action.memory.markers import comment_marker
 from memory_action.safety.outgoing import SafeText, gate

@@ -22,9 +22,10 @@ from responses import matchers
 
 from memory_action.errors import GitHubError
 from memory_action.github.after_merge import MergedPullRequest, StickyComment
-from memory_action.github.client import DEFAULT_API_URL, GitHubClient
+from memory_action.github.api import DEFAULT_API_URL
+from memory_action.github.client import GitHubClient
 from memory_action.memory.markers import comment_marker
-from memory_action.run.context import MAX_PUSH_COMMITS, push_commit_shas
+from memory_action.run.event_payload import MAX_PUSH_COMMITS, push_commit_shas
 
 FIXTURES = Path(__file__).parent.parent / "fixtures"
 TOKEN = "ghs_" + "T0k3n" * 7

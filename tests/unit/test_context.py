@@ -15,9 +15,9 @@ from typing import Any
 import pytest
 
 from memory_action.errors import EventError, UnsupportedEvent
+from memory_action.memory.trust import Trust
 from memory_action.run.context import (
     RunContext,
-    Trust,
     decide_trust,
     load_context,
     read_event,

@@ -34,10 +34,11 @@ from memory_action.memory.state import (
     PROVENANCE_FILE,
     STATE_FILE,
     EntryState,
+    Layer,
     load_state,
     write_memory,
 )
-from memory_action.run.scope import Layer, MemoryScope
+from memory_action.run.scope import MemoryScope
 from memory_action.run.settings import ScopeKind
 from memory_action.store.base import (
     EntryLister,

@@ -17,9 +17,10 @@ from urllib.parse import unquote
 
 import pytest
 
+from memory_action.memory.state import Layer
 from memory_action.run.context import RunContext, settle_trust
 from memory_action.run.context import load_context as parse_context
-from memory_action.run.scope import Layer, MemoryScope, compute_scope, encode_part, new_nonce
+from memory_action.run.scope import MemoryScope, compute_scope, encode_part, new_nonce
 from memory_action.run.settings import ScopeKind, Settings
 from tests.fakes.trust import FakeTrustLookup
 

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import dataclasses
 
-from memory_action.run.context import RunContext, Trust
+from memory_action.memory.trust import Trust
+from memory_action.run.context import RunContext
 from memory_action.run.settings import Settings, StoreKind
 from memory_action.store_wiring import allow_git_writes, origin_of
 from tests.unit.test_context import context_of

@@ -9,7 +9,7 @@ import pytest
 
 from memory_action.local.git_diff import open_change
 from memory_action.local.run_context import LOCAL_EVENT, branch_name, checkout_context
-from memory_action.run.context import Trust
+from memory_action.memory.trust import Trust
 from tests.fakes.git_repo import AUTHOR, GitRepo
 
 

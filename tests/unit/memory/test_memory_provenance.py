@@ -24,7 +24,8 @@ from memory_action.memory.provenance import (
     stamp_for_run,
     update,
 )
-from memory_action.run.context import PullRequestRef, RunContext, Trust
+from memory_action.memory.trust import Trust
+from memory_action.run.context import PullRequestRef, RunContext
 from tests.fakes.golden import assert_golden
 
 PR_RUN = Stamp("1234", "1", "pull_request", "mona", 7, "trusted", "2026-11-29T08:15:00Z")
