@@ -201,7 +201,11 @@ def reviewable_paths(pull: CorpusPull) -> list[str]:
     kept = []
     for f in pull.files:
         changed = ChangedFile(
-            f["filename"], f["status"], f["additions"], f["deletions"], f.get("patch")
+            path=f["filename"],
+            status=f["status"],
+            additions=f["additions"],
+            deletions=f["deletions"],
+            patch=f.get("patch"),
         )
         try:
             reason = skip_reason(changed, attributes="", exclude=())
@@ -216,7 +220,13 @@ def _changed(pull: CorpusPull) -> list[Any]:
     from memory_action.github.pull_request import ChangedFile  # noqa: PLC0415
 
     return [
-        ChangedFile(f["filename"], f["status"], f["additions"], f["deletions"], f.get("patch"))
+        ChangedFile(
+            path=f["filename"],
+            status=f["status"],
+            additions=f["additions"],
+            deletions=f["deletions"],
+            patch=f.get("patch"),
+        )
         for f in pull.files
     ]
 

@@ -228,8 +228,8 @@ def raced_cpu(root: Path, entries: int) -> tuple[float, int]:
     facts = [f"- Fact number {n} learned by run {n}." for n in range(entries)]
     for number, fact in enumerate(facts):
         folder = root / "entries" / str(number)
-        state = EntryState("committed", base=HEADING, parents=(key,))
-        write_entry(folder, f"{HEADING}{fact}\n", state, Provenance({}))
+        state = EntryState(layer="committed", base=HEADING, parents=(key,))
+        write_entry(folder, f"{HEADING}{fact}\n", state, Provenance(records={}))
         if not store.save(f"{prefix}{5000 + number}-1-review-{number:08x}", folder).saved:
             raise SystemExit(f"entry {number} was not saved")
     with quiet():

@@ -51,7 +51,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Setting:
     """A setting named in a message. The action calls it an input (``max_memory_kb``), the CLI a
     flag or a variable (``--max-memory-kb``): a message keeps the setting, each interface

@@ -13,6 +13,7 @@ import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from memory_action.commands.route import route
 from memory_action.errors import GitHubError, Setting, Words, render
 from memory_action.github.base_sources import BaseSources, at_base
 from memory_action.github.pull_request import PrefetchingReader, PullRequestReader
@@ -66,9 +67,7 @@ def run(settings: Settings, context: RunContext, services: Services) -> RunResul
 
 
 def _route_and_run(settings: Settings, context: RunContext, services: Services) -> RunResult:
-    from memory_action.commands.route import route  # noqa: PLC0415 - it restores through here
-
-    # A comment's commands to the agent are answered without a review (``commands.run``).
+    # A comment's commands to the agent are answered without a review (``commands.route``).
     answered = route(settings, context, services)
     if answered is not None:
         return answered
@@ -100,7 +99,7 @@ def _sources_at_base(
     pr, github = context.pull_request, services.github
     wanted = settings.enable_memory and files.read_only and services.sources_from_base
     if pr is None or github is None or not wanted:
-        return BaseSources(files, ())
+        return BaseSources(files=files, changed=())
     reader = github.pull_request(pr.number)
     if isinstance(reader, PrefetchingReader):  # the sources and .gitattributes in one request
         reader.prefetch_base_files([*(p.as_posix() for p in files.read_only), GITATTRIBUTES])
@@ -139,7 +138,16 @@ def _run(the_plan: Plan) -> RunResult:
 
         fix_ownership(the_plan.folder, the_plan.context.workspace)
     result = Outcome(
-        start, sources, published.markdown, final, diff, saved, stamp, provenance, notes, outcome
+        start=start,
+        sources=sources,
+        answer=published.markdown,
+        final=final,
+        memory_diff=diff,
+        saved=saved,
+        stamp=stamp,
+        provenance=provenance,
+        notes=notes,
+        review=outcome,
     )
     comment_url = post_comment(the_plan, result)
     write_summary(the_plan, result)
@@ -170,7 +178,7 @@ def _over_budget_note(the_plan: Plan, start: StartingMemory) -> StartingMemory:
 
 def _limits_words(settings: Settings) -> Words:
     """The model's limits and each request's time, naming the settings that set them."""
-    minutes = Setting("timeout_minutes", value=str(settings.timeout_minutes))
+    minutes = Setting(name="timeout_minutes", value=str(settings.timeout_minutes))
     return (
         "Model limits: ",
         *settings.profile.words(),
@@ -222,16 +230,16 @@ def run_agent(
 
     if checked is not None and checked.unchanged:
         return (answer := skipped(f"Memory was not maintained: {UNCHANGED}.")), Published(
-            answer.answer, None
+            markdown=answer.answer, ledger=None
         )
     if the_plan.deadline.expired():
-        minutes = Setting("timeout_minutes", value=str(the_plan.settings.timeout_minutes))
+        minutes = Setting(name="timeout_minutes", value=str(the_plan.settings.timeout_minutes))
         late = render(
             ("The agent did not run: its time (", minutes, ") ran out before the model call."),
             the_plan.services.naming,
         )
         answer = dataclasses.replace(skipped(late), finished=False, note=late)
-        return answer, Published(answer.answer, None)
+        return answer, Published(markdown=answer.answer, ledger=None)
     settings = the_plan.settings
     session = AgentSession(
         settings=settings,
@@ -241,7 +249,7 @@ def run_agent(
         refusals=the_plan.refusals,
     )
     found = _pull_request_reader(the_plan)
-    reader = CachedReader(found) if found is not None else None
+    reader = CachedReader(reader=found) if found is not None else None
     prepared = (
         inline_review.prepare(the_plan, start, reader)
         if reader is not None and the_plan.mode is Mode.REVIEW
@@ -269,7 +277,7 @@ def run_agent(
         the_plan.log.warning(outcome.note)
     used = (skills.note(),) if skills.used else ()
     if prepared is None or reader is None:
-        return outcome, Published(outcome.answer, None, notes=used)
+        return outcome, Published(markdown=outcome.answer, ledger=None, notes=used)
     inline_review.add_lessons(the_plan, prepared.lessons)
     published = inline_review.publish(the_plan, prepared, outcome, reader)
     return outcome, dataclasses.replace(published, notes=(*published.notes, *used))

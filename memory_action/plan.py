@@ -58,7 +58,7 @@ class GitHubAccess(PullRequestCommenter, Protocol):
 
     def look_up_workflow_runs(self, run_ids: Sequence[int], workflow_path: str) -> None: ...
 
-    # Comment commands (``commands.run``): who may change memory, and the answer.
+    # Comment commands (``commands.route``): who may change memory, and the answer.
     def has_write_access(self, login: str) -> bool: ...
 
     def head_repository(self, pr_number: int) -> str | None: ...
@@ -70,7 +70,7 @@ class GitHubAccess(PullRequestCommenter, Protocol):
     def reply(self, number: int, body: SafeText, *, in_thread_of: int | None = None) -> str: ...
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Services:
     workflow: Workflow
     store: MemoryStore | None  # None: no store this run (see store_note)
@@ -90,7 +90,7 @@ class Services:
     naming: Naming = input_words  # how the log names a setting: an input, or the CLI's flag
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Plan:
     """What this run is: decided before anything is restored."""
 

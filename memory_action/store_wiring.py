@@ -28,7 +28,7 @@ if TYPE_CHECKING:
     from memory_action.store.actions_cache import ActionsCacheStore
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class StoreChoice:
     store: MemoryStore | None
     note: str = ""  # why there is no store
@@ -48,7 +48,7 @@ def actions_store(
     With ``memory_store: git`` or ``auto``, committed memory lives on a git branch instead.
     ``github`` is the run's client: read only when the run has a token."""
     if not settings.enable_memory:
-        return StoreChoice(None, "enable_memory is false")
+        return StoreChoice(store=None, note="enable_memory is false")
     choice = _cache_choice(settings, env, workflow, github)
     if settings.memory_store is StoreKind.CACHE or not settings.github_token:
         return choice
@@ -102,15 +102,15 @@ def _cache_choice(
             workflow.notice(f"ACTIONS_CACHE_MODE={config.mode}: memory is not restored.")
         note = "" if config.may_write else f"ACTIONS_CACHE_MODE={config.mode} forbids cache writes"
         admin = _cache_admin(settings, github, store, workflow)
-        return StoreChoice(store, write_note=note, layer_admin=admin)
+        return StoreChoice(store=store, write_note=note, layer_admin=admin)
     store_dir = env.get(STORE_DIR_VARIABLE, "").strip()
     if store_dir:
         from memory_action.store.hygiene import LocalLayerAdmin  # noqa: PLC0415
         from memory_action.store.local import LocalDirectoryStore  # noqa: PLC0415
 
         local = LocalDirectoryStore(Path(store_dir))
-        return StoreChoice(local, layer_admin=lambda _ref: LocalLayerAdmin(local))
-    return StoreChoice(None, decision.reason)
+        return StoreChoice(store=local, layer_admin=lambda _ref: LocalLayerAdmin(store=local))
+    return StoreChoice(store=None, note=decision.reason)
 
 
 def _cache_admin(
@@ -159,8 +159,10 @@ def _with_git(
     cache_admin = cache.layer_admin
 
     def admin(ref: str) -> LayerAdmin:
-        return TieredAdmin(git, cache_admin(ref) if cache_admin else None, is_committed)
+        return TieredAdmin(
+            git=git, cache=cache_admin(ref) if cache_admin else None, is_committed=is_committed
+        )
 
     # The cache's own limits (ACTIONS_CACHE_MODE) bind overlays only: committed saves go to git.
     note = cache.write_note if scope.layer is Layer.OVERLAY else ""
-    return StoreChoice(store, write_note=note, layer_admin=admin)
+    return StoreChoice(store=store, write_note=note, layer_admin=admin)

@@ -12,7 +12,7 @@ SENT: Stage = "sent"
 ANSWERED: Stage = "answered"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class RequestProgress:
     stage: Stage
     request: int  # this run's model request, from 1

@@ -68,7 +68,7 @@ CUT_OFF = {"finish_reason": "length", "stop_reason": "max_tokens"}
 
 _SDK_PREFIX = re.compile(r"^Error code: \d+ - ")  # the SDKs repeat the status we already give
 
-_API_KEY = Setting("model_api_key")
+_API_KEY = Setting(name="model_api_key")
 AUTH_HINTS: dict[str, Words] = {
     "github": ("the workflow needs `permissions: models: read` for GitHub Models",),
     "openai": ("check ", _API_KEY),
@@ -81,7 +81,7 @@ AUTH_HINTS: dict[str, Words] = {
 }
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class AgentOutcome:
     answer: str
     model_calls: int
@@ -289,12 +289,25 @@ def run_agent(
         _raise_mapped(result.error, guard, model, provider, timeout_s)
     structured = _structured(result.value)
     if structured is not None:
-        return AgentOutcome("", guard.model_calls, guard.tool_calls, True, ANSWER, structured)
+        return AgentOutcome(
+            answer="",
+            model_calls=guard.model_calls,
+            tool_calls=guard.tool_calls,
+            finished=True,
+            stop_reason=ANSWER,
+            structured=structured,
+        )
     if repeats.stopped:
         text = f"The model repeated a refused {repeats.stopped} call after being told; stopped."
         last = guard.last_model_message
         said = str(last.text).strip() if last is not None else ""
-        outcome = AgentOutcome(said, guard.model_calls, guard.tool_calls, False, REPEATED)
+        outcome = AgentOutcome(
+            answer=said,
+            model_calls=guard.model_calls,
+            tool_calls=guard.tool_calls,
+            finished=False,
+            stop_reason=REPEATED,
+        )
         raise AgentRunError(text, outcome)
     return _outcome(guard, max_model_calls)
 
@@ -305,7 +318,7 @@ def _structured(state: object) -> dict[str, Any] | None:
     return found if isinstance(found, dict) else None
 
 
-@dataclass
+@dataclass(kw_only=True)
 class _Result:
     timed_out: bool = False
     error: BaseException | None = None
@@ -348,7 +361,14 @@ def _outcome(guard: RunGuard, max_model_calls: int) -> AgentOutcome:
             guard, EMPTY_ANSWER, "The model ended without an answer: its last message had no text."
         )
     cut = last is not None and _cut_off(last)
-    return AgentOutcome(answer, guard.model_calls, guard.tool_calls, True, ANSWER, cut_off=cut)
+    return AgentOutcome(
+        answer=answer,
+        model_calls=guard.model_calls,
+        tool_calls=guard.tool_calls,
+        finished=True,
+        stop_reason=ANSWER,
+        cut_off=cut,
+    )
 
 
 def _cut_off(message: AIMessage) -> bool:
@@ -371,12 +391,18 @@ def _raise_mapped(
 
 
 def _failure(guard: RunGuard, reason: str, text: str | Words) -> AgentRunError:
-    outcome = AgentOutcome("", guard.model_calls, guard.tool_calls, False, reason)
+    outcome = AgentOutcome(
+        answer="",
+        model_calls=guard.model_calls,
+        tool_calls=guard.tool_calls,
+        finished=False,
+        stop_reason=reason,
+    )
     return AgentRunError(text, outcome)
 
 
 def _timeout_text(timeout_s: float) -> Words:
-    budget = Setting("timeout_minutes")
+    budget = Setting(name="timeout_minutes")
     return (
         f"The agent did not finish in the {readable_duration(timeout_s)} the run had left of ",
         budget,
@@ -425,7 +451,7 @@ def model_error_words(exc: BaseException, model_name: str, provider: str = "") -
     if isinstance(exc, ModelNotFoundError) or status == 404:
         return (
             f"The model provider does not know the model {model_name!r} (HTTP 404): check ",
-            Setting("model"),
+            Setting(name="model"),
             ".",
         )
     transport = _transport_words(exc, detail)
@@ -441,7 +467,7 @@ def model_error_words(exc: BaseException, model_name: str, provider: str = "") -
 
 def _transport_words(exc: BaseException, detail: str) -> Words | None:
     """The server could not be reached, or its answer could not be read."""
-    base_url = Setting("model_base_url")
+    base_url = Setting(name="model_base_url")
     if isinstance(exc, ModelConnectionError):
         return ("Could not reach the model provider (check ", base_url, f"): {detail}")
     if isinstance(exc, json.JSONDecodeError):  # the SDK parsed a cut-off or garbled body

@@ -28,7 +28,7 @@ NAME = re.compile(r"[a-z0-9][a-z0-9-]{0,63}")
 _FIELD = re.compile(r"([A-Za-z][A-Za-z0-9_-]*):[ \t]*(.*)")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Skill:
     name: str
     description: str
@@ -58,7 +58,12 @@ def parse_skill(path: str, text: str) -> Skill | str:
         return f"{path}: name {name!r} must be lowercase letters, digits and '-', up to 64"
     if not description or len(description) > MAX_DESCRIPTION:
         return f"{path}: description must be one line of 1 to {MAX_DESCRIPTION} characters"
-    return Skill(name, description, path, "\n".join(lines[end + 1 :]).strip("\n") + "\n")
+    return Skill(
+        name=name,
+        description=description,
+        path=path,
+        body="\n".join(lines[end + 1 :]).strip("\n") + "\n",
+    )
 
 
 def skill_paths(workspace: Path, folder: PurePosixPath) -> list[str]:
@@ -86,14 +91,14 @@ def skills_for(
 ) -> SkillBook:
     """The run's skills: at the base commit on a pull request run, else the checkout's."""
     if folder is None:
-        return SkillBook({})
+        return SkillBook(skills={})
     link = linked_folder(workspace, folder)
     if link:
         warn(
             f"Skills skipped: skills_path {folder.as_posix()!r} goes through the symlink "
             f"{link!r}, which could offer skills from outside the checkout; use a plain folder."
         )
-        return SkillBook({})
+        return SkillBook(skills={})
     read = reader.base_file_content if reader is not None else _checkout_reader(workspace)
     return load_skills(skill_paths(workspace, folder), read, warn)
 
@@ -120,7 +125,7 @@ def _checkout_reader(workspace: Path) -> Callable[[str], str | None]:
     return read
 
 
-@dataclass
+@dataclass(kw_only=True)
 class SkillBook:
     """The run's skills, and which of them the agent read."""
 
@@ -184,4 +189,4 @@ def load_skills(
             warn(f"Skill skipped: {path}: the name {found.name!r} is taken by another skill.")
         else:
             skills[found.name] = found
-    return SkillBook(skills)
+    return SkillBook(skills=skills)

@@ -66,7 +66,7 @@ _VOID_ELEMENTS = frozenset(
 _BREAKS = ("softbreak", "hardbreak")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Command:
     verb: Verb
     argument: str  # the rest of the line, stripped ("" for memory and review)
@@ -77,7 +77,7 @@ class Command:
         return self.verb in (Verb.REMEMBER, Verb.FORGET)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Commands:
     """The commands of one comment, in order, and how many past ``MAX_COMMANDS`` were left."""
 
@@ -100,7 +100,7 @@ def parse_commands(body: str, agent_name: str) -> Commands:
         command = _command(line, agent_name)
         if command is not None:
             found.append(command)
-    return Commands(tuple(found[:MAX_COMMANDS]), max(0, len(found) - MAX_COMMANDS))
+    return Commands(found=tuple(found[:MAX_COMMANDS]), left_over=max(0, len(found) - MAX_COMMANDS))
 
 
 def command_lines(body: str) -> list[str]:
@@ -173,4 +173,4 @@ def _command(line: str, agent_name: str) -> Command | None:
     argument = match["rest"].strip()
     if verb in (Verb.MEMORY, Verb.REVIEW) and argument:
         argument = ""  # "@agent review please": the words after it change nothing
-    return Command(verb, argument, line.strip())
+    return Command(verb=verb, argument=argument, line=line.strip())

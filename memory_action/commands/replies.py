@@ -30,7 +30,7 @@ GIT_HINT = (
 LEFT_OVER: Final = "more"  # the heading of the answer about commands past the limit (no verb's own)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Answer:
     verb: Verb | Literal["more"]  # the command answered, or ``LEFT_OVER``
     text: str

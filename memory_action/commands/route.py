@@ -82,11 +82,22 @@ def run_commands(
     if github is None:
         raise GitHubError("Comment commands need GitHub access.")
     answers: list[Answer] = []
-    result = RunResult(False, "", "", False, "", "")
+    result = RunResult(
+        memory_hit=False,
+        memory_key="",
+        saved_key="",
+        memory_changed=False,
+        comment_url="",
+        response="",
+    )
     if commands.for_memory and not commenter_may_write(context, github):
-        answers.append(Answer(Verb.MEMORY, replies.not_a_writer(), done=False))
+        answers.append(Answer(verb=Verb.MEMORY, text=replies.not_a_writer(), done=False))
     elif commands.for_memory and not settings.enable_memory:
-        answers.append(Answer(Verb.MEMORY, "Memory is off here (`enable_memory: false`).", False))
+        answers.append(
+            Answer(
+                verb=Verb.MEMORY, text="Memory is off here (`enable_memory: false`).", done=False
+            )
+        )
     elif commands.for_memory:
         with tempfile.TemporaryDirectory(prefix="memory-agent-") as scratch:
             # A person with write access wrote the command; no model reads anything else.
@@ -102,20 +113,26 @@ def _unhandled(context: RunContext, commands: Commands) -> list[Answer]:
     notes: list[Answer] = []
     if commands.asks_review and context.pull_request is None:
         notes.append(
-            Answer(Verb.REVIEW, "`review` reviews pull requests; this is an issue.", False)
+            Answer(
+                verb=Verb.REVIEW,
+                text="`review` reviews pull requests; this is an issue.",
+                done=False,
+            )
         )
     elif commands.asks_review:
         notes.append(
             Answer(
-                Verb.REVIEW, "A review runs when `review` is asked in a comment of its own.", False
+                verb=Verb.REVIEW,
+                text="A review runs when `review` is asked in a comment of its own.",
+                done=False,
             )
         )
     if commands.left_over:
         notes.append(
             Answer(
-                replies.LEFT_OVER,
-                f"{commands.left_over} more command(s) were not read: ask again.",
-                False,
+                verb=replies.LEFT_OVER,
+                text=f"{commands.left_over} more command(s) were not read: ask again.",
+                done=False,
             )
         )
     return notes
@@ -136,13 +153,20 @@ def _carry_out(
     if landing is Landing.COMMITTED and uses_git(settings):
         # Committed saves go to git, which the cache's own limits do not govern.
         services = dataclasses.replace(services, store_write_note="")
-    plans = _Plans(settings, context, services, scope, scratch, landing)
+    plans = _Plans(
+        settings=settings,
+        context=context,
+        services=services,
+        scope=scope,
+        scratch=scratch,
+        landing=landing,
+    )
     if landing is Landing.STICKY:
         return _on_pull_request(plans.next(), commands)
     return _one_by_one(plans, commands, reason)
 
 
-@dataclass
+@dataclass(kw_only=True)
 class _Plans:
     """A plan for every command (its own scratch folder and, for git, its own save key)."""
 
@@ -166,13 +190,28 @@ class _Plans:
         masked = self.services.workflow.masked_values
         files = MemoryFiles.from_settings(self.settings, self.context.workspace, masked)
         mode = self.settings.mode
-        return Plan(self.settings, self.context, self.services, mode, scope, files, scratch)
+        return Plan(
+            settings=self.settings,
+            context=self.context,
+            services=self.services,
+            mode=mode,
+            scope=scope,
+            files=files,
+            scratch=scratch,
+        )
 
 
 def _one_by_one(plans: _Plans, commands: Commands, reason: str) -> tuple[list[Answer], RunResult]:
     """Each command on the memory as the one before left it: one save (commit) each."""
     answers: list[Answer] = []
-    result = RunResult(False, "", "", False, "", "")
+    result = RunResult(
+        memory_hit=False,
+        memory_key="",
+        saved_key="",
+        memory_changed=False,
+        comment_url="",
+        response="",
+    )
     for command in commands.for_memory:
         plan = plans.next()
         start = restore(plan)
@@ -199,7 +238,14 @@ def _one_by_one(plans: _Plans, commands: Commands, reason: str) -> tuple[list[An
 def _on_pull_request(plan: Plan, commands: Commands) -> tuple[list[Answer], RunResult]:
     """Every command on the pull request's memory, then the proposal published once."""
     start = restore(plan)
-    result = RunResult(start.restored.hit, start.restored.matched_key or "", "", False, "", "")
+    result = RunResult(
+        memory_hit=start.restored.hit,
+        memory_key=start.restored.matched_key or "",
+        saved_key="",
+        memory_changed=False,
+        comment_url="",
+        response="",
+    )
     if start.unread:
         return [_unread(command, start) for command in commands.for_memory], result
     text = start.text
@@ -222,9 +268,9 @@ def _on_pull_request(plan: Plan, commands: Commands) -> tuple[list[Answer], RunR
     final = [
         answer
         if not waits
-        else Answer(answer.verb, f"{answer.text} {note}", True)
+        else Answer(verb=answer.verb, text=f"{answer.text} {note}", done=True)
         if not problem
-        else Answer(answer.verb, f"Not kept: {problem}.", False)
+        else Answer(verb=answer.verb, text=f"Not kept: {problem}.", done=False)
         for (answer, waits), note in zip(answers, notes, strict=True)
     ]
     return final, dataclasses.replace(result, memory_changed=not problem)
@@ -249,14 +295,18 @@ def _pending(verb: Verb, before: str, after: str, committed: str) -> str:
 
 def _unread(command: Command, start: StartingMemory) -> Answer:
     why = "; ".join(start.unread)
-    return Answer(command.verb, f"Memory could not be read ({why}); nothing was changed.", False)
+    return Answer(
+        verb=command.verb,
+        text=f"Memory could not be read ({why}); nothing was changed.",
+        done=False,
+    )
 
 
 def _listing(plan: Plan, start: StartingMemory, text: str) -> Answer:
     return Answer(
-        Verb.MEMORY,
-        replies.listing(text, start.provenance, plan.scope.description, plan.masked),
-        True,
+        verb=Verb.MEMORY,
+        text=replies.listing(text, start.provenance, plan.scope.description, plan.masked),
+        done=True,
     )
 
 
@@ -285,7 +335,7 @@ def _apply(plan: Plan, command: Command, text: str) -> tuple[str, Answer]:
         what = "the text to remember" if command.verb is Verb.REMEMBER else "what to forget"
         agent = plan.settings.agent_name
         usage = f"`@{agent} {command.verb.value} <text>` needs {what}."
-        return text, Answer(command.verb, usage, False)
+        return text, Answer(verb=command.verb, text=usage, done=False)
     if command.verb is Verb.REMEMBER:
         return _remember(plan, text, command.argument)
     return _forget(plan, text, command.argument)
@@ -295,7 +345,9 @@ def _remember(plan: Plan, text: str, wanted: str) -> tuple[str, Answer]:
     verb = Verb.REMEMBER
     if len(wanted) > items.MAX_ITEM_CHARS:
         limit = f"at most {items.MAX_ITEM_CHARS:,} characters"
-        return text, Answer(verb, f"Not remembered: an item is one line of {limit}.", False)
+        return text, Answer(
+            verb=verb, text=f"Not remembered: an item is one line of {limit}.", done=False
+        )
     line = items.as_item_line(wanted)
     findings = find_secrets(line, plan.masked)
     if findings:
@@ -304,9 +356,9 @@ def _remember(plan: Plan, text: str, wanted: str) -> tuple[str, Answer]:
             f"Not remembered: the text looks like it holds {describe(findings)}, and memory "
             "never holds secrets. Write the rule without the value."
         )
-        return text, Answer(verb, refusal, False)
+        return text, Answer(verb=verb, text=refusal, done=False)
     if items.holds(text, line):
-        return text, Answer(verb, f"I already remember {replies.shown(line)}.", True)
+        return text, Answer(verb=verb, text=f"I already remember {replies.shown(line)}.", done=True)
     after = items.with_item(text, line)
     size, budget = len(after.encode()), plan.settings.max_memory_bytes
     if size > budget:
@@ -314,32 +366,34 @@ def _remember(plan: Plan, text: str, wanted: str) -> tuple[str, Answer]:
             f"Not remembered: memory would be {size:,} bytes, over `max_memory_kb: "
             f"{plan.settings.max_memory_kb}`. Forget something first."
         )
-        return text, Answer(verb, refusal, False)
-    return after, Answer(verb, f"Remembered {replies.shown(line)}.", True)
+        return text, Answer(verb=verb, text=refusal, done=False)
+    return after, Answer(verb=verb, text=f"Remembered {replies.shown(line)}.", done=True)
 
 
 def _forget(plan: Plan, text: str, wanted: str) -> tuple[str, Answer]:
     found = items.find(text, wanted)
     if found.item is not None:
         forgot = f"Forgot {replies.shown(found.item.text)}."
-        return items.without(text, found.item), Answer(Verb.FORGET, forgot, True)
+        return items.without(text, found.item), Answer(verb=Verb.FORGET, text=forgot, done=True)
     agent = plan.settings.agent_name
     if found.candidates:
         listed = replies.candidates(wanted, found.candidates, text, agent, plan.masked)
-        return text, Answer(Verb.FORGET, listed, False)
+        return text, Answer(verb=Verb.FORGET, text=listed, done=False)
     missing = (
         f"Nothing in memory matches {replies.shown(wanted, plan.masked)}; "
         f"`@{agent} memory` lists what I remember."
     )
-    return text, Answer(Verb.FORGET, missing, False)
+    return text, Answer(verb=Verb.FORGET, text=missing, done=False)
 
 
 def _nowhere(answer: Answer, reason: str) -> Answer:
-    return Answer(answer.verb, replies.cannot_keep(reason), False)
+    return Answer(verb=answer.verb, text=replies.cannot_keep(reason), done=False)
 
 
 def _not_saved(answer: Answer, saved: SaveResult) -> Answer:
-    return Answer(answer.verb, f"Not kept: memory was not saved ({saved.reason}).", False)
+    return Answer(
+        verb=answer.verb, text=f"Not kept: memory was not saved ({saved.reason}).", done=False
+    )
 
 
 def _save(plan: Plan, start: StartingMemory, after: str) -> SaveResult:
@@ -356,7 +410,16 @@ def _outcome(plan: Plan, start: StartingMemory, after: str) -> Outcome:
     diff = memory_diff({"AGENTS.md": before} if before else {}, {"AGENTS.md": after}, path)
     reason = "a comment command changes a pull request's memory through its comment"
     saved = SaveResult(saved=False, key="", reason=reason)
-    return Outcome(start, [], "", after, diff, saved, stamp, provenance)
+    return Outcome(
+        start=start,
+        sources=[],
+        answer="",
+        final=after,
+        memory_diff=diff,
+        saved=saved,
+        stamp=stamp,
+        provenance=provenance,
+    )
 
 
 # --- answering ----------------------------------------------------------------------------------

@@ -22,7 +22,7 @@ import urllib.parse
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import NamedTuple, Protocol
+from typing import Protocol
 
 from github.IssueComment import IssueComment
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
@@ -56,7 +56,7 @@ query CommentEdits($id: ID!, $edits: Int!) {
 """
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class MergedPullRequest:
     number: int
     merged_at: datetime
@@ -64,7 +64,7 @@ class MergedPullRequest:
     author: str  # "ghost" for a deleted account
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class StickyComment:
     id: int
     node_id: str  # the GraphQL id, for the edit history
@@ -74,7 +74,7 @@ class StickyComment:
     updated_at: datetime
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class WorkflowRun:
     """A run a proposal names, as ``GET /repos/{owner}/{repo}/actions/runs/{id}`` answers."""
 
@@ -147,7 +147,8 @@ class _EditHistory(_Answer):
     data: _NodeData
 
 
-class TrustedComment(NamedTuple):
+@dataclass(frozen=True, kw_only=True)
+class TrustedComment:
     """The comment to apply, or None; ``reason`` says why, for the log, in either case."""
 
     comment: StickyComment | None
@@ -231,23 +232,27 @@ def trusted_comment(
     try:
         comment = lookup.sticky_comment(pr_number, marker)
     except GitHubError as exc:
-        return TrustedComment(None, f"ignored: {exc}")
+        return TrustedComment(comment=None, reason=f"ignored: {exc}")
     if comment is None:
-        return TrustedComment(None, f"#{pr_number} has no comment of this agent")
+        return TrustedComment(comment=None, reason=f"#{pr_number} has no comment of this agent")
     name = f"comment {comment.id} on #{pr_number}"
     editors, why = _editors(github, comment)
     if editors is None:
-        return TrustedComment(None, f"ignored {name}: {why}")
+        return TrustedComment(comment=None, reason=f"ignored {name}: {why}")
     # The author is this client's identity (``sticky_comment``): its edits are our runs'. Any
     # other account, github-actions[bot] included, needs write access.
     people = [login for login in editors if login != comment.author_login]
     for login in people:
         allowed, access = lookup.write_access(login)
         if not allowed:
-            return TrustedComment(None, f"ignored {name}: edited by {login}, {access}")
+            return TrustedComment(
+                comment=None, reason=f"ignored {name}: edited by {login}, {access}"
+            )
     if not people:
-        return TrustedComment(comment, f"{name} has no edits but this agent's")
-    return TrustedComment(comment, f"{name} was edited by {', '.join(people)}, with write access")
+        return TrustedComment(comment=comment, reason=f"{name} has no edits but this agent's")
+    return TrustedComment(
+        comment=comment, reason=f"{name} was edited by {', '.join(people)}, with write access"
+    )
 
 
 def _editors(github: RepositoryApi, comment: StickyComment) -> tuple[list[str] | None, str]:

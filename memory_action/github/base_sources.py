@@ -15,7 +15,7 @@ from memory_action.github.pull_request import PullRequestReader
 from memory_action.memory.sources import MemoryFiles
 
 
-@dataclasses.dataclass(frozen=True)
+@dataclasses.dataclass(frozen=True, kw_only=True)
 class BaseSources:
     files: MemoryFiles  # read-only sources now come from the base commit's copies
     changed: tuple[str, ...]  # the sources the pull request changes (workspace-relative paths)
@@ -40,7 +40,9 @@ def at_base(files: MemoryFiles, reader: PullRequestReader, folder: Path) -> Base
     for changed in reader.changed_files():
         touched.update(p for p in (changed.path, changed.previous_path) if p)
     changed_sources = tuple(p.as_posix() for p in files.read_only if p.as_posix() in touched)
-    return BaseSources(dataclasses.replace(files, read_only_root=folder), changed_sources)
+    return BaseSources(
+        files=dataclasses.replace(files, read_only_root=folder), changed=changed_sources
+    )
 
 
 def changed_note(changed: tuple[str, ...], base_ref: str) -> str:

@@ -30,7 +30,7 @@ def decode_text(data: bytes) -> str | None:
         return None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class ChangedFile:
     path: str
     status: str  # added | removed | modified | renamed | copied | changed | unchanged
@@ -40,7 +40,7 @@ class ChangedFile:
     previous_path: str | None = None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class PullRequestInfo:
     number: int
     title: str
@@ -77,7 +77,7 @@ class PrefetchingReader(Protocol):
     def prefetch_base_files(self, paths: Sequence[str]) -> None: ...
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class PostedComment:
     url: str
     created: bool  # False when an earlier comment of this agent was updated

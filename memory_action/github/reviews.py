@@ -58,7 +58,7 @@ query ReviewThreads($owner: String!, $name: String!, $number: Int!, $first: Int!
 """
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class InlineComment:
     """One entry of ``comments[]`` of "Create a review for a pull request" (``review.anchors``
     decides where a finding may go)."""
@@ -71,7 +71,7 @@ class InlineComment:
     body: SafeText
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class PostedReview:
     """What ``post_review`` created: one URL per review, one comment id per inline comment
     given (in the same order; None when GitHub did not list it back)."""
@@ -80,13 +80,13 @@ class PostedReview:
     comment_ids: tuple[int | None, ...]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Reaction:
     content: str  # "+1" | "-1"
     login: str
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Reply:
     id: int
     login: str
@@ -94,7 +94,7 @@ class Reply:
     body: str
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class CommentFeedback:
     """One inline comment of the bot and what people made of it."""
 
@@ -112,7 +112,7 @@ class CommentFeedback:
     outdated: bool | None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Comparison:
     status: str  # ahead | behind | diverged | identical
     ahead_by: int

@@ -42,14 +42,14 @@ from memory_action.store.base import (
 )
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Fetched:
     """One restored entry, read and validated."""
 
     result: RestoreResult
     text: str = ""
     state: EntryState | None = None
-    provenance: Provenance = field(default_factory=lambda: Provenance({}))
+    provenance: Provenance = field(default_factory=lambda: Provenance(records={}))
     removed: tuple[str, ...] = ()  # unexpected files dropped from the entry
     secrets: tuple[str, ...] = ()  # kinds of secrets redacted from it
 
@@ -70,14 +70,14 @@ def fetch(
     it redacted: restored memory is untrusted, and nothing in it may travel on."""
     result = store.restore(keys, folder)
     if not result.hit or result.matched_key is None:
-        return Fetched(result)
+        return Fetched(result=result)
     key = result.matched_key
     try:
         removed = tuple(sanitize_folder(folder))
         raw = read_memory(folder, f"the memory entry {key}")
     except (MemoryFileError, OSError) as exc:
         why = "its AGENTS.md is not UTF-8 text" if isinstance(exc, MemoryFileError) else str(exc)
-        return Fetched(RestoreResult.refused(key, why, store.name, result.note))
+        return Fetched(result=RestoreResult.refused(key, why, store.name, result.note))
     text, found = redact(raw, masked)
     state = load_state(folder)
     if state is not None:
@@ -91,13 +91,13 @@ def fetch(
         result=result,
         text=text,
         state=state,
-        provenance=Provenance({k: v for k, v in provenance.records.items() if k in lines}),
+        provenance=Provenance(records={k: v for k, v in provenance.records.items() if k in lines}),
         removed=removed,
         secrets=tuple(finding.kind for finding in found),
     )
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Committed:
     newest: Fetched  # the newest entry, even when it could not be used (then: no save)
     text: str  # every head merged
@@ -113,7 +113,7 @@ class Committed:
         return self.used if self.used is not None else self.newest
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class StartingMemory:
     """What a run starts from, and what it needs to save without losing anything."""
 
@@ -147,7 +147,7 @@ class StartingMemory:
         return self.committed.newest.text
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class LayerStore:
     """The store and what a run may do with it."""
 
@@ -167,7 +167,7 @@ def restore_layers(
     """Committed memory with its heads merged, then the overlay (restored here, or given)."""
     committed = restore_committed(layers, scope)
     if overlay is None and scope.overlay_prefix:
-        keys, folder = RestoreKeys(scope.overlay_prefix), layers.scratch / "overlay"
+        keys, folder = RestoreKeys(primary=scope.overlay_prefix), layers.scratch / "overlay"
         overlay = fetch(layers.store, keys, folder, layers.masked)
     text, provenance, notes = committed.text, committed.provenance, list(committed.notes)
     if overlay is not None and overlay.result.hit:
@@ -184,7 +184,14 @@ def restore_layers(
     found = [*committed.secrets, *(overlay.secrets if overlay is not None else ())]
     if found:
         notes.append(f"redacted {describe(found)} found in the restored memory")
-    return StartingMemory(restored, committed, overlay, text, provenance, tuple(notes))
+    return StartingMemory(
+        restored=restored,
+        committed=committed,
+        overlay=overlay,
+        text=text,
+        provenance=provenance,
+        notes=tuple(notes),
+    )
 
 
 NOT_LISTED_NOTE = (
@@ -200,7 +207,12 @@ def restore_committed(layers: LayerStore, scope: MemoryScope) -> Committed:
     distrusted = _fork_planted(layers, scope)
     if distrusted is None:
         return committed
-    return Committed(Fetched(distrusted), "", frozenset(), Provenance({}))
+    return Committed(
+        newest=Fetched(result=distrusted),
+        text="",
+        holds=frozenset(),
+        provenance=Provenance(records={}),
+    )
 
 
 def _fork_planted(layers: LayerStore, scope: MemoryScope) -> RestoreResult | None:
@@ -242,17 +254,27 @@ def _fork_planted(layers: LayerStore, scope: MemoryScope) -> RestoreResult | Non
 
 
 def _restore_committed(layers: LayerStore, scope: MemoryScope) -> Committed:
-    empty = Committed(Fetched(RestoreResult.miss()), "", frozenset(), Provenance({}))
+    empty = Committed(
+        newest=Fetched(result=RestoreResult.miss()),
+        text="",
+        holds=frozenset(),
+        provenance=Provenance(records={}),
+    )
     if not scope.committed_prefix:
         return empty
     newest = fetch(
-        layers.store, RestoreKeys(scope.committed_prefix), layers.scratch / "newest", layers.masked
+        layers.store,
+        RestoreKeys(primary=scope.committed_prefix),
+        layers.scratch / "newest",
+        layers.masked,
     )
     refused = newest.result.unusable
     used = _older_usable(layers, scope, refused) if refused is not None else None
     start = used if used is not None else newest
     if start.key is None:
-        return Committed(newest, "", frozenset(), Provenance({}))
+        return Committed(
+            newest=newest, text="", holds=frozenset(), provenance=Provenance(records={})
+        )
     heads, not_listed, unread = _heads(
         layers, scope, start, frozenset({refused} if refused else ())
     )
@@ -260,9 +282,20 @@ def _restore_committed(layers: LayerStore, scope: MemoryScope) -> Committed:
     if len(heads) <= 1:
         notes = (*((NOT_LISTED_NOTE,) if not_listed else ()), *unread_note)
         return Committed(
-            newest, start.text, start.holds(), start.provenance, notes, start.secrets, used
+            newest=newest,
+            text=start.text,
+            holds=start.holds(),
+            provenance=start.provenance,
+            notes=notes,
+            secrets=start.secrets,
+            used=used,
         )
-    merged = merge_heads([Head(h.text, _base_of(h), h.key or "", created) for h, created in heads])
+    merged = merge_heads(
+        [
+            Head(text=h.text, base=_base_of(h), key=h.key or "", created=created)
+            for h, created in heads
+        ]
+    )
     provenance = start.provenance
     holds: frozenset[str] = frozenset()
     for head, _ in heads:
@@ -270,7 +303,15 @@ def _restore_committed(layers: LayerStore, scope: MemoryScope) -> Committed:
         holds |= head.holds()
     note = f"merged {len(heads)} committed memory entries saved by runs that raced"
     secrets = tuple(kind for head, _ in heads for kind in head.secrets)
-    return Committed(newest, merged.text, holds, provenance, (note, *unread_note), secrets, used)
+    return Committed(
+        newest=newest,
+        text=merged.text,
+        holds=holds,
+        provenance=provenance,
+        notes=(note, *unread_note),
+        secrets=secrets,
+        used=used,
+    )
 
 
 def _unread_heads_note(unread: list[str]) -> str:
@@ -293,7 +334,7 @@ def _older_usable(layers: LayerStore, scope: MemoryScope, refused: str) -> Fetch
         if entry.key == refused:
             continue
         folder = layers.scratch / f"older-{number}"
-        fetched = fetch(layers.store, RestoreKeys(entry.key), folder, layers.masked)
+        fetched = fetch(layers.store, RestoreKeys(primary=entry.key), folder, layers.masked)
         if fetched.key == entry.key:
             return fetched
     return None
@@ -319,7 +360,7 @@ def _heads(
     if listed is None:
         return [(newest, 0.0)], True, []
     if newest.key not in {entry.key for entry in listed}:  # a listing that lags behind
-        listed = [ListedEntry(newest.key or "", math.inf), *listed]
+        listed = [ListedEntry(key=newest.key or "", created=math.inf), *listed]
     entries: list[tuple[Fetched, float]] = []
     unread: list[str] = []
     held: frozenset[str] = frozenset()
@@ -330,7 +371,7 @@ def _heads(
             fetched = newest
         else:
             folder = layers.scratch / f"head-{number}"
-            fetched = fetch(layers.store, RestoreKeys(entry.key), folder, layers.masked)
+            fetched = fetch(layers.store, RestoreKeys(primary=entry.key), folder, layers.masked)
             if fetched.key != entry.key:
                 if fetched.result.failed:
                     unread.append(entry.key)  # cache trouble, not gone
@@ -355,7 +396,7 @@ def prepare_save(
     if layers.lossless and scope.committed_prefix:
         newest = fetch(
             layers.store,
-            RestoreKeys(scope.committed_prefix),
+            RestoreKeys(primary=scope.committed_prefix),
             layers.scratch / "before-save",
             layers.masked,
         )
@@ -364,7 +405,7 @@ def prepare_save(
             provenance = merge_provenance(provenance, newest.provenance)
             holds = holds | newest.holds()
             notes = (f"merged {newest.key}, saved by another run while this one ran",)
-    state = EntryState(Layer.COMMITTED, base=start.committed.text, parents=_capped(holds))
+    state = EntryState(layer=Layer.COMMITTED, base=start.committed.text, parents=_capped(holds))
     return text, state, provenance, holds, notes
 
 
@@ -381,7 +422,10 @@ def _prepare_overlay(
     parents, text = frozenset({own} if own else ()), final
     notes: tuple[str, ...] = ()
     if layers.lossless and scope.overlay_prefix:
-        keys, folder = RestoreKeys(scope.overlay_prefix), layers.scratch / "overlay-before-save"
+        keys, folder = (
+            RestoreKeys(primary=scope.overlay_prefix),
+            layers.scratch / "overlay-before-save",
+        )
         newest = fetch(layers.store, keys, folder, layers.masked)
         if newest.key is not None and newest.key not in parents | _held(start.overlay):
             base = newest.state.base if newest.state and newest.state.layer == Layer.OVERLAY else ""
@@ -390,7 +434,7 @@ def _prepare_overlay(
             provenance = merge_provenance(provenance, newest.provenance)
             parents = parents | newest.holds()
             notes = (f"merged {newest.key}, saved by another run of this pull request meanwhile",)
-    state = EntryState(Layer.OVERLAY, base=start.committed.text, parents=_capped(parents))
+    state = EntryState(layer=Layer.OVERLAY, base=start.committed.text, parents=_capped(parents))
     return text, state, provenance, parents, notes
 
 

@@ -58,7 +58,8 @@ def promote(plan: Plan, start: StartingMemory) -> StartingMemory:
     stamp = stamp_for_run(context, plan.services.clock())
     marker = comment_marker(plan.settings.agent_name)
     for pull in merged:
-        comment, reason = github.trusted_comment(pull.number, marker)
+        trusted = github.trusted_comment(pull.number, marker)
+        comment, reason = trusted.comment, trusted.reason
         if comment is None:
             notes.append(f"nothing promoted from #{pull.number}: {reason}")
             continue
@@ -181,12 +182,12 @@ def overlay_from_comment(plan: Plan) -> Fetched | None:
     found = _comment_proposal(plan)
     text = _ticked_text(*found) if found is not None else None
     if found is None or text is None:
-        return Fetched(RestoreResult.miss()) if vouching_on_fork else None
+        return Fetched(result=RestoreResult.miss()) if vouching_on_fork else None
     return Fetched(
         result=RestoreResult(hit=True, matched_key=None),
         text=text,
-        state=EntryState(Layer.OVERLAY, base=found[0].base),
-        provenance=Provenance({}),
+        state=EntryState(layer=Layer.OVERLAY, base=found[0].base),
+        provenance=Provenance(records={}),
     )
 
 

@@ -34,8 +34,20 @@ def clear_folder(folder: Path) -> None:
 
 
 def _empty_start() -> StartingMemory:
-    committed = Committed(Fetched(RestoreResult.miss()), "", frozenset(), Provenance({}))
-    return StartingMemory(RestoreResult.miss(), committed, None, "", Provenance({}), ())
+    committed = Committed(
+        newest=Fetched(result=RestoreResult.miss()),
+        text="",
+        holds=frozenset(),
+        provenance=Provenance(records={}),
+    )
+    return StartingMemory(
+        restored=RestoreResult.miss(),
+        committed=committed,
+        overlay=None,
+        text="",
+        provenance=Provenance(records={}),
+        notes=(),
+    )
 
 
 def restore(the_plan: Plan) -> StartingMemory:

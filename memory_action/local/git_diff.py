@@ -46,7 +46,7 @@ _PATCH_START = b"diff --git "
 _ABSENT = "000000"  # the mode git gives the missing side of an added or removed file
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class RawChange:
     """One record of ``git diff --raw -z``."""
 
@@ -97,7 +97,7 @@ def split_patches(output: bytes) -> list[bytes]:
     return [output[a:b] for a, b in zip(starts, [*starts[1:], len(output)], strict=True)]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Hunks:
     patch: str | None  # the hunks as GitHub gives them (no final newline); None when none
     additions: int
@@ -109,13 +109,15 @@ def hunks_of(chunk: bytes) -> Hunks:
     lines = chunk.split(b"\n")
     first = next((i for i, line in enumerate(lines) if line.startswith(b"@@ ")), None)
     if first is None:  # binary, a pure rename, a mode change, an empty file
-        return Hunks(None, 0, 0)
+        return Hunks(patch=None, additions=0, deletions=0)
     body = lines[first:]
     if body and body[-1] == b"":
         body.pop()  # the chunk's last newline ends the last line, it adds no line
     additions = sum(1 for line in body if line.startswith(b"+"))
     deletions = sum(1 for line in body if line.startswith(b"-"))
-    return Hunks(b"\n".join(body).decode("utf-8", "replace"), additions, deletions)
+    return Hunks(
+        patch=b"\n".join(body).decode("utf-8", "replace"), additions=additions, deletions=deletions
+    )
 
 
 def to_changed_files(raw: bytes, patches: bytes) -> list[ChangedFile]:

@@ -38,7 +38,7 @@ from memory_action.store.local import EntryStore
 SIDECAR_SUFFIX = ".provenance.json"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Revision:
     id: str  # a key (local store) or a commit (git)
     when: str
@@ -60,7 +60,7 @@ class History(Protocol):
     def save(self, key: str, folder: Path) -> SaveResult: ...
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class LocalHistory:
     store: EntryStore
 
@@ -70,7 +70,7 @@ class LocalHistory:
 
     def revisions(self, prefix: str) -> list[Revision]:
         return [
-            Revision(e.key, e.created.isoformat(timespec="seconds"), f"{e.size} B")
+            Revision(id=e.key, when=e.created.isoformat(timespec="seconds"), summary=f"{e.size} B")
             for e in self.store.entries(prefix)
         ]
 
@@ -90,7 +90,7 @@ class LocalHistory:
         return self.store.save(key, folder)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class GitHistory:
     store: GitMemoryStore
 
@@ -100,7 +100,7 @@ class GitHistory:
 
     def revisions(self, prefix: str) -> list[Revision]:
         return [
-            Revision(r.oid, r.committed, _run_line(r.headline, r.body))
+            Revision(id=r.oid, when=r.committed, summary=_run_line(r.headline, r.body))
             for r in self.store.log(prefix)
         ]
 
@@ -208,7 +208,7 @@ def _kept(files: Mapping[str, str], text: str) -> Provenance:
     """The provenance in ``files`` of the lines ``text`` holds, and of no other line."""
     kept = frozenset(memory_lines(text))
     records = Provenance.from_text(files.get(PROVENANCE_FILE, "")).records
-    return Provenance({line: r for line, r in records.items() if line in kept})
+    return Provenance(records={line: r for line, r in records.items() if line in kept})
 
 
 def _save_new(
@@ -219,7 +219,7 @@ def _save_new(
     replaced, current = history.current(prefix)
     base = history.current(over)[1] if over else current
     state = EntryState(
-        Layer.OVERLAY if over else Layer.COMMITTED,
+        layer=Layer.OVERLAY if over else Layer.COMMITTED,
         base=base.get(MEMORY_FILE, ""),
         parents=replaced[:MAX_PARENTS],
     )

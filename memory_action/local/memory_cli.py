@@ -38,7 +38,7 @@ from memory_action.store.local import (
 HISTORY_COMMANDS = ("log", "rollback", "export", "import")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class View:
     """The memory a command sees: one repository's (``repository``), or the whole store."""
 
@@ -82,8 +82,8 @@ def open_view(args: argparse.Namespace, env: Mapping[str, str]) -> View:
     store = open_store(args, env)
     repository = None if getattr(args, "all", False) else current_repository(Path.cwd(), env)
     if repository is None:
-        return View(store, None)
-    return View(RepositoryStore(store, repository), repository)
+        return View(store=store, repository=None)
+    return View(store=RepositoryStore(store=store, repository=repository), repository=repository)
 
 
 def memory_command(

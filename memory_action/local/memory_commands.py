@@ -65,7 +65,9 @@ def _open(args: argparse.Namespace, env: Mapping[str, str], connect: Connect) ->
     if not args.repo:
         store = usable_store(args, env, writing=args.memory_command in WRITES)
         repository = current_repository(Path.cwd(), env)
-        return LocalHistory(RepositoryStore(store, repository) if repository else store)
+        return LocalHistory(
+            store=RepositoryStore(store=store, repository=repository) if repository else store
+        )
     token = (env.get("GITHUB_TOKEN") or env.get("GH_TOKEN") or "").strip()
     if not token:
         raise InputError(
@@ -74,4 +76,4 @@ def _open(args: argparse.Namespace, env: Mapping[str, str], connect: Connect) ->
     client = connect(token, env.get("GITHUB_API_URL", ""), args.repo)  # "": github.com's API
     redact = lambda text: text.replace(token, "***")  # noqa: E731
     remote = GitHubGitRemote(client.repository, args.repo, redact)
-    return GitHistory(GitMemoryStore(remote, origin="Run: memory-agent CLI"))
+    return GitHistory(store=GitMemoryStore(remote, origin="Run: memory-agent CLI"))

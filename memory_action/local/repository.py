@@ -97,7 +97,7 @@ def repository_of_key(key: str) -> str | None:
     return unquote(head) if sep else None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class RepositoryStore:
     """The local store as one repository sees it: its keys, without the repository in front.
 
@@ -117,7 +117,8 @@ class RepositoryStore:
 
     def restore(self, keys: RestoreKeys, folder: Path) -> RestoreResult:
         inside = RestoreKeys(
-            self._prefix + keys.primary, tuple(self._prefix + key for key in keys.restore)
+            primary=self._prefix + keys.primary,
+            restore=tuple(self._prefix + key for key in keys.restore),
         )
         found = self.store.restore(inside, folder)
         return dataclasses.replace(

@@ -165,7 +165,7 @@ def _review_pull_request(
         _copy_sources(Path(args.sources_dir or "."), settings.memory_sources, workspace)
         context = _local_context(args, github, workspace, api_url)
         repository = pull_request_repository(args.repo, env.get("GITHUB_SERVER_URL", ""))
-        own = RepositoryStore(store, repository)
+        own = RepositoryStore(store=store, repository=repository)
         result = _run(own, workflow, settings, context, env, progress=progress, github=github)
     return _print(result)
 
@@ -182,7 +182,7 @@ def _review_checkout(
     store = usable_store(args, env, writing=not args.no_save)
     mask_secrets(settings, workflow)
     files = change.changed_files()
-    own = RepositoryStore(store, checkout_repository(change.git))
+    own = RepositoryStore(store=store, repository=checkout_repository(change.git))
     workflow.info(
         f"Reviewing git diff {change.base}...HEAD of {change.git.root} ({len(files)} changed "
         f"file{'s' if len(files) != 1 else ''}) with the memory of {own.repository}; the review "
@@ -215,7 +215,7 @@ def _run(
         github=github,
         pull_request_reader=reader,
         model_factory=model_factory(settings, env),
-        layer_admin=lambda _ref: LocalLayerAdmin(store),
+        layer_admin=lambda _ref: LocalLayerAdmin(store=store),
         sources_from_base=False,  # the person at the terminal chose the sources folder
         progress=progress,
         naming=cli_words,

@@ -24,7 +24,7 @@ UNCHANGED = "nothing changed since the last maintenance"
 UPKEEP_SHARE = 0.5  # of the time left: the checks stop there, so the model keeps the rest
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Upkeep:
     findings: upkeep.Findings
     checker: CitationChecker | None  # None: citations were not checked (see the log)
@@ -76,7 +76,7 @@ def prepare(
     unchanged = bool(digest) and digest == start.last_maintained
     if unchanged:
         log.info(f"Maintenance: {UNCHANGED} (memory, its citations and the cited code).")
-    return Upkeep(findings, checker, unchanged)
+    return Upkeep(findings=findings, checker=checker, unchanged=unchanged)
 
 
 def _stale(
@@ -101,7 +101,7 @@ def _out_of_time(the_plan: Plan) -> str:
 
 
 def _output_note(the_plan: Plan) -> None:
-    """``maintenance_output: pull_request`` needs the git store (``maintenance_pr``): without
+    """``maintenance_output: pull_request`` needs the git store (``maintenance.output``): without
     it the run says how it writes instead."""
     settings = the_plan.settings
     if settings.maintenance_output is not MaintenanceOutput.PULL_REQUEST:

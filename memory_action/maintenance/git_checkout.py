@@ -29,7 +29,7 @@ _GITHUB_REMOTE = re.compile(r"github\.com[:/]+([^/\s]+/[^/\s]+?)(?:\.git)?/?$")
 _REGULAR_FILE_MODES = (b"100644", b"100755")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class GitResult:
     code: int
     out: bytes
@@ -88,7 +88,9 @@ class GitCheckout:
             raise InputError(
                 f"git {args[0]} did not finish within {self._timeout_s:.0f} s in {self.root}."
             ) from None
-        return GitResult(done.returncode, done.stdout, done.stderr.decode("utf-8", "replace"))
+        return GitResult(
+            code=done.returncode, out=done.stdout, err=done.stderr.decode("utf-8", "replace")
+        )
 
     def run(self, *args: str) -> bytes:
         """Run ``git <args>``; its output, or an InputError quoting git's reason."""

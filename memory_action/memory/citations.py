@@ -51,7 +51,7 @@ class CodeView(Protocol):
         ...
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Citation:
     path: str = ""  # "" when only a symbol is cited
     symbol: str = ""  # "" when only a path is cited
@@ -60,14 +60,14 @@ class Citation:
         return ":".join(part for part in (self.path, self.symbol) if part)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Item:
     line: int  # 1-based line of AGENTS.md
     text: str  # the stripped line
     citations: tuple[Citation, ...]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class StaleItem:
     item: Item
     reasons: tuple[str, ...]  # one per citation the code no longer backs
@@ -80,7 +80,9 @@ def parse_items(memory: str) -> list[Item]:
         text = raw.strip()
         if not text or text.startswith("#") or text.startswith(_MARKERS):
             continue
-        items.append(Item(number, text, tuple(dict.fromkeys(citations_in(text)))))
+        items.append(
+            Item(line=number, text=text, citations=tuple(dict.fromkeys(citations_in(text))))
+        )
     return items
 
 
@@ -97,7 +99,7 @@ def parse_citation(span: str) -> Citation | None:
     path, colon, symbol = span.partition(":")
     if colon:
         cited = _symbol(symbol)
-        return Citation(path, cited) if _is_path(path) and cited else None
+        return Citation(path=path, symbol=cited) if _is_path(path) and cited else None
     if _is_path(span):
         return Citation(path=span.rstrip("/") if span.endswith("/") else span)
     cited = _symbol(span)
@@ -137,7 +139,7 @@ class CitationChecker:
         for item in items:
             reasons = tuple(r for c in item.citations if (r := self.problem(c)))
             if reasons:
-                found.append(StaleItem(item, reasons))
+                found.append(StaleItem(item=item, reasons=reasons))
         return found
 
     def problem(self, citation: Citation) -> str:

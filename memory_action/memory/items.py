@@ -25,13 +25,13 @@ MAX_CANDIDATES = 3
 _BULLET = re.compile(rf"{LIST_MARKER.pattern}[ \t]+")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Item:
     index: int  # of the line in the text
     text: str  # the line, stripped
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Found:
     """What ``forget`` found: one item (``item``), or candidates to choose from, or nothing."""
 
@@ -41,7 +41,7 @@ class Found:
 
 def items(text: str) -> list[Item]:
     return [
-        Item(number, line.strip())
+        Item(index=number, text=line.strip())
         for number, line in enumerate(text.split("\n"))
         if line.strip() and not line.lstrip().startswith("#")
     ]
@@ -64,14 +64,14 @@ def find(text: str, wanted: str) -> Found:
     listed = items(text)
     number = ascii_int(wanted)
     if number is not None:
-        return Found(listed[number - 1] if 1 <= number <= len(listed) else None)
+        return Found(item=listed[number - 1] if 1 <= number <= len(listed) else None)
     words = normalised(wanted)
     same = [item for item in listed if normalised(item.text) == words]
     if same:
-        return Found(same[0])
+        return Found(item=same[0])
     containing = [item for item in listed if words in normalised(item.text)]
     if len(containing) == 1:
-        return Found(containing[0])
+        return Found(item=containing[0])
     ranked = sorted(
         ((_ratio(words, normalised(item.text)), item) for item in listed),
         key=lambda pair: -pair[0],
@@ -79,11 +79,11 @@ def find(text: str, wanted: str) -> Found:
     if ranked and ranked[0][0] >= CLEAR_RATIO:
         runner_up = ranked[1][0] if len(ranked) > 1 else 0.0
         if ranked[0][0] - runner_up >= CLEAR_LEAD and not containing:
-            return Found(ranked[0][1])
+            return Found(item=ranked[0][1])
     pool = containing or [item for ratio, item in ranked if ratio >= CANDIDATE_RATIO]
     if containing:
         pool = sorted(pool, key=lambda item: -_ratio(words, normalised(item.text)))
-    return Found(None, tuple(pool[:MAX_CANDIDATES]))
+    return Found(item=None, candidates=tuple(pool[:MAX_CANDIDATES]))
 
 
 def without(text: str, item: Item) -> str:

@@ -31,13 +31,13 @@ DELETED_NOTE = "(deleted: to accept the deletion, keep nothing from this conflic
 Side = Literal["ours", "theirs"]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class MergeResult:
     text: str
     conflicts: int  # conflict blocks this merge wrote (has_conflicts also sees older ones)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Head:
     """One unmerged cache entry: its memory text and the text it started from."""
 
@@ -47,7 +47,7 @@ class Head:
     created: float  # seconds since the epoch; orders heads, newest first
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class _Change:
     """One side's replacement of ``base[start:end]`` (an insertion when start == end)."""
 
@@ -64,12 +64,12 @@ def merge_text(base: str, ours: str, theirs: str) -> MergeResult:
     change, the other side is returned exactly as it is.
     """
     if theirs in (ours, base):
-        return MergeResult(ours, 0)
+        return MergeResult(text=ours, conflicts=0)
     if ours == base:
-        return MergeResult(theirs, 0)
+        return MergeResult(text=theirs, conflicts=0)
     merger = _Merger(_lines(base), _lines(ours), _lines(theirs))
     lines = list(merger.merge())
-    return MergeResult(_join(lines), merger.conflicts)
+    return MergeResult(text=_join(lines), conflicts=merger.conflicts)
 
 
 def merge_heads(heads: Sequence[Head]) -> MergeResult:
@@ -81,12 +81,12 @@ def merge_heads(heads: Sequence[Head]) -> MergeResult:
     """
     ordered = _newest_first(heads)
     if not ordered:
-        return MergeResult("", 0)
+        return MergeResult(text="", conflicts=0)
     text, conflicts = ordered[0].text, 0
     for head in ordered[1:]:
         merged = merge_text(head.base, text, head.text)
         text, conflicts = merged.text, conflicts + merged.conflicts
-    return MergeResult(text, conflicts)
+    return MergeResult(text=text, conflicts=conflicts)
 
 
 def _newest_first(heads: Sequence[Head]) -> list[Head]:
@@ -223,7 +223,7 @@ def _changes(side: Side, base: Sequence[str], lines: Sequence[str]) -> Iterator[
     matcher = difflib.SequenceMatcher(None, base, lines, autojunk=False)
     for tag, start, end, first, last in matcher.get_opcodes():
         if tag != "equal":
-            yield _Change(side, start, end, tuple(lines[first:last]))
+            yield _Change(side=side, start=start, end=end, lines=tuple(lines[first:last]))
 
 
 def _clusters(changes: list[_Change]) -> Iterator[list[_Change]]:

@@ -97,7 +97,7 @@ _ZWSP = "\u200b"
 _BIDI = frozenset("\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class ProposalItem:
     """One change: base lines ``[base_start, base_end)`` (``removed``) become ``added``.
 
@@ -120,7 +120,7 @@ class ProposalItem:
         return "remove" if not self.added else "change"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Proposal:
     """What one agent's run of a PR would change in the committed memory ``base``."""
 

@@ -61,7 +61,7 @@ class _SidecarJson(BaseModel):
     entries: dict[str, object]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Stamp:
     """The run that wrote an entry. ``time`` is ISO-8601 UTC, e.g. ``2026-11-29T08:15:00Z``.
 
@@ -153,7 +153,7 @@ def stamp_for_run(context: RunFacts, now: float) -> Stamp:
     )
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Provenance:
     """Entry text (a stripped line of AGENTS.md) → the stamp of the run that wrote it."""
 
@@ -165,18 +165,18 @@ class Provenance:
 
         Invalid records are skipped one by one; at most ``MAX_RECORDS`` are kept.
         """
-        return cls(_records_of(_read_json(path)))
+        return cls(records=_records_of(_read_json(path)))
 
     @classmethod
     def from_text(cls, text: str) -> Provenance:
         """The sidecar's records from its text (as ``load`` validates them); never raises."""
         if len(text.encode("utf-8", "replace")) > MAX_FILE_BYTES:
-            return cls({})
+            return cls(records={})
         try:
             data = json.loads(text)
         except (ValueError, RecursionError):
-            return cls({})
-        return cls(_records_of(data))
+            return cls(records={})
+        return cls(records=_records_of(data))
 
     def dump(self, path: Path, masked: Iterable[str] = ()) -> None:
         """Write the sidecar atomically (a temporary file and a rename), keys sorted, through
@@ -206,7 +206,7 @@ def update(prov: Provenance, before: str, after: str, stamp: Stamp) -> Provenanc
             records[entry] = stamp
         elif entry in prov.records:
             records[entry] = prov.records[entry]
-    return Provenance(records)
+    return Provenance(records=records)
 
 
 def carry(prov: Provenance, stamp_for_entry: Mapping[str, Stamp]) -> Provenance:
@@ -215,7 +215,9 @@ def carry(prov: Provenance, stamp_for_entry: Mapping[str, Stamp]) -> Provenance:
     Only entries that have a record in ``prov`` are changed, so call it after ``update``.
     """
     carried = {entry.strip(): stamp for entry, stamp in stamp_for_entry.items()}
-    return Provenance({entry: carried.get(entry, stamp) for entry, stamp in prov.records.items()})
+    return Provenance(
+        records={entry: carried.get(entry, stamp) for entry, stamp in prov.records.items()}
+    )
 
 
 def merge(a: Provenance, b: Provenance) -> Provenance:
@@ -225,7 +227,7 @@ def merge(a: Provenance, b: Provenance) -> Provenance:
         mine = records.get(entry)
         if mine is None or _parse_time(stamp.time) < _parse_time(mine.time):
             records[entry] = stamp
-    return Provenance(records)
+    return Provenance(records=records)
 
 
 def changed_entries(before: str, after: str, prov: Provenance) -> list[tuple[str, Stamp | None]]:

@@ -37,7 +37,7 @@ _EPSILON = 1e-9  # float slack, always on the side of one candidate too many
 _WORD = re.compile(r"\w+")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Candidates:
     pairs: list[tuple[int, int]]  # (i, j), i < j, sorted
     complete: bool  # False: the deadline came first; later items were not looked up
@@ -77,7 +77,7 @@ def candidate_pairs(
                 theirs = words[other]
                 if len(own & theirs) >= SHARED_WORDS * max(len(own), len(theirs)) - _EPSILON:
                     pairs.add((min(number, other), max(number, other)))
-    return Candidates(sorted(pairs), complete)
+    return Candidates(pairs=sorted(pairs), complete=complete)
 
 
 def _runs(key: str, words: list[str]) -> frozenset[str]:

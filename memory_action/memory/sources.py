@@ -22,7 +22,7 @@ _FIX_READ_ONLY = "remove it from memory_sources"
 _FIX_WRITABLE = "fix or delete it in the memory store it was restored from"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class MemorySource:
     """One loaded memory file, as the model sees it."""
 
@@ -44,7 +44,7 @@ class MemorySettings(Protocol):
     def max_memory_bytes(self) -> int: ...
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class MemoryFiles:
     """The files that make up one run's memory, relative to the workspace."""
 
@@ -130,7 +130,7 @@ def _load_read_only(files: MemoryFiles, relative: PurePosixPath) -> MemorySource
             f"copy that file into the repository or {_FIX_READ_ONLY}."
         )
     content = _read(target, shown, files.max_bytes, fix=_FIX_READ_ONLY)
-    return None if content is None else MemorySource(shown, content, writable=False)
+    return None if content is None else MemorySource(path=shown, content=content, writable=False)
 
 
 def _load_writable(files: MemoryFiles) -> MemorySource | None:
@@ -151,7 +151,7 @@ def _load_writable(files: MemoryFiles) -> MemorySource | None:
         fix=_FIX_WRITABLE,
         budget=files.max_bytes,
     )
-    return None if content is None else MemorySource(shown, content, writable=True)
+    return None if content is None else MemorySource(path=shown, content=content, writable=True)
 
 
 def _read(
@@ -186,7 +186,7 @@ def _read(
 
 def _check_size(shown: str, size: int, max_bytes: int, budget: int) -> None:
     if size > max_bytes:
-        budget_setting = Setting("max_memory_kb")
+        budget_setting = Setting(name="max_memory_kb")
         raise MemoryFileError(
             (
                 f"Memory file {shown} is {size} bytes, over the limit of {max_bytes} bytes "

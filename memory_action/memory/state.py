@@ -42,7 +42,7 @@ class Layer(enum.StrEnum):
     OVERLAY = "overlay"  # what one pull request's runs learned, on top of committed memory
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class EntryState:
     layer: Layer
     base: str  # the AGENTS.md text the saving run started from (an overlay: applies on top of)

@@ -20,27 +20,27 @@ MAX_LISTED = 40  # of each kind, so the list stays short next to memory itself
 _BULLET = re.compile(rf"^{LIST_MARKER.pattern}\s+(?:\[[ xX]\]\s+)?")  # and a task's box
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Duplicate:
     first: Item
     second: Item
     ratio: float  # 1.0: the same words
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class DuplicateSearch:
     pairs: tuple[Duplicate, ...]
     complete: bool  # False: the deadline came first; later candidates were not compared
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class ConflictBlock:
     line: int  # 1-based line of the start marker
     ours: tuple[str, ...]
     theirs: tuple[str, ...]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Findings:
     stale: tuple[StaleItem, ...] = ()
     duplicates: tuple[Duplicate, ...] = ()
@@ -73,11 +73,11 @@ def near_duplicates(
     found: list[Duplicate] = []
     for number, (i, j) in enumerate(candidates.pairs, start=1):
         if number % _CHECK_EVERY == 0 and expired():
-            return DuplicateSearch(tuple(found), complete=False)
+            return DuplicateSearch(pairs=tuple(found), complete=False)
         ratio = _ratio(keys[j], keys[i], threshold)
         if ratio is not None:
-            found.append(Duplicate(items[i], items[j], round(ratio, 2)))
-    return DuplicateSearch(tuple(found), complete=candidates.complete)
+            found.append(Duplicate(first=items[i], second=items[j], ratio=round(ratio, 2)))
+    return DuplicateSearch(pairs=tuple(found), complete=candidates.complete)
 
 
 def _ratio(a: str, b: str, threshold: float) -> float | None:
@@ -102,7 +102,7 @@ def conflict_blocks(memory: str) -> list[ConflictBlock]:
         elif line == CONFLICT_MIDDLE and side == "ours":
             side = "theirs"
         elif line.startswith(CONFLICT_END) and side == "theirs":
-            blocks.append(ConflictBlock(start, tuple(ours), tuple(theirs)))
+            blocks.append(ConflictBlock(line=start, ours=tuple(ours), theirs=tuple(theirs)))
             side = ""
         elif side:
             (ours if side == "ours" else theirs).append(line)

@@ -34,14 +34,14 @@ REVIEW_OVERHEAD_TOKENS = 3_000
 MIN_DIFF_TOKENS = 2_500
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class RateLimits:
     per_minute: int
     per_day: int
     concurrent: int
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class ModelProfile:
     provider: str
     model: str
@@ -62,9 +62,13 @@ class ModelProfile:
         if self.rate_limits is not None:
             r = self.rate_limits
             limits = f"; {r.per_minute}/min, {r.per_day}/day ({self.tier} tier)"
-        window = Setting("max_input_tokens")
+        window = Setting(name="max_input_tokens")
         origin: Words = {
-            "max_input_tokens": (" (", Setting(window.name, value=str(self.input_tokens)), ")"),
+            "max_input_tokens": (
+                " (",
+                Setting(name=window.name, value=str(self.input_tokens)),
+                ")",
+            ),
             "guess": (" (assumed: the server did not say; set ", window, ")"),
             "server": (f" (the server's window: {self.origin})",),
             "table": (" (the known limit of this model)",),
@@ -94,7 +98,7 @@ _OPENAI: tuple[tuple[str, int, int], ...] = (
 _ANTHROPIC: tuple[tuple[str, int, int], ...] = ((r"claude", 200_000, 8_192),)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class ServedWindow:
     """What a server said its model's context window is (prompt and answer together)."""
 
@@ -131,22 +135,28 @@ def _table_profile(provider: str, model: str) -> ModelProfile:
     if provider == "github":
         low = bool(_GITHUB_LOW_TIER.search(model))
         return ModelProfile(
-            provider,
-            model,
-            GITHUB_FREE_INPUT,
-            GITHUB_FREE_OUTPUT,
-            GITHUB_LOW if low else GITHUB_HIGH,
-            "low" if low else "high",
+            provider=provider,
+            model=model,
+            input_tokens=GITHUB_FREE_INPUT,
+            output_tokens=GITHUB_FREE_OUTPUT,
+            rate_limits=GITHUB_LOW if low else GITHUB_HIGH,
+            tier="low" if low else "high",
         )
     table = _ANTHROPIC if provider == "anthropic" else _OPENAI
     bare = model.rsplit("/", 1)[-1].lower()
     for pattern, window, output in table:
         if re.match(pattern, bare):
             # The window holds the answer too: what is left for the request is the input limit.
-            return ModelProfile(provider, model, window - output, output)
+            return ModelProfile(
+                provider=provider, model=model, input_tokens=window - output, output_tokens=output
+            )
     # A model we do not know (a local server's, say): a careful guess, raised by max_input_tokens.
     return ModelProfile(
-        provider, model, UNKNOWN_SERVER_INPUT, UNKNOWN_SERVER_OUTPUT, source="guess"
+        provider=provider,
+        model=model,
+        input_tokens=UNKNOWN_SERVER_INPUT,
+        output_tokens=UNKNOWN_SERVER_OUTPUT,
+        source="guess",
     )
 
 

@@ -100,10 +100,14 @@ def _llama_models(
     for entry in named:
         tokens = entry.meta.n_ctx if entry.meta is not None else None
         if _plausible(tokens):
-            return ServedWindow(tokens or 0, f"llama.cpp GET /v1/models meta.n_ctx {tokens:,}")
+            return ServedWindow(
+                tokens=tokens or 0, origin=f"llama.cpp GET /v1/models meta.n_ctx {tokens:,}"
+            )
         if _plausible(entry.max_model_len):
             tokens = entry.max_model_len
-            return ServedWindow(tokens or 0, f"vLLM GET /v1/models max_model_len {tokens:,}")
+            return ServedWindow(
+                tokens=tokens or 0, origin=f"vLLM GET /v1/models max_model_len {tokens:,}"
+            )
     return None
 
 
@@ -115,7 +119,7 @@ def _llama_props(
     tokens = settings.n_ctx if settings is not None else None
     if not _plausible(tokens):
         return None
-    return ServedWindow(tokens or 0, f"llama.cpp GET /props n_ctx {tokens:,}")
+    return ServedWindow(tokens=tokens or 0, origin=f"llama.cpp GET /props n_ctx {tokens:,}")
 
 
 def _ollama_show(
@@ -131,17 +135,22 @@ def _ollama_show(
     configured = _NUM_CTX.search(shown.parameters)
     if configured is not None and _plausible(int(configured.group(1))):
         tokens = int(configured.group(1))
-        return ServedWindow(tokens, f"Ollama POST /api/show parameters num_ctx {tokens:,}")
+        return ServedWindow(
+            tokens=tokens, origin=f"Ollama POST /api/show parameters num_ctx {tokens:,}"
+        )
     running = _get(http, f"{_origin(base)}/api/ps", headers, _OllamaRunning)
     for loaded in running.models if running is not None else []:
         if model in (loaded.name, loaded.model) and _plausible(loaded.context_length):
             tokens = loaded.context_length or 0
-            return ServedWindow(tokens, f"Ollama GET /api/ps context_length {tokens:,}")
+            return ServedWindow(
+                tokens=tokens, origin=f"Ollama GET /api/ps context_length {tokens:,}"
+            )
     architecture = shown.model_info.get("general.architecture")
     length = shown.model_info.get(f"{architecture}.context_length")
     if isinstance(architecture, str) and isinstance(length, int) and _plausible(length):
         return ServedWindow(
-            length, f"Ollama POST /api/show model_info {architecture}.context_length {length:,}"
+            tokens=length,
+            origin=f"Ollama POST /api/show model_info {architecture}.context_length {length:,}",
         )
     return None
 

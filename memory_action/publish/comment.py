@@ -324,7 +324,9 @@ def write_summary(plan: Plan, outcome: Outcome) -> None:
             event=plan.context.event_name,
             scope_description=plan.scope.description,
             loaded=tuple(
-                report.LoadedSource(s.path, len(s.content.encode()), s.writable)
+                report.LoadedSource(
+                    path=s.path, size_bytes=len(s.content.encode()), writable=s.writable
+                )
                 for s in outcome.sources
             ),
             restore_hit=outcome.start.restored.hit,

@@ -15,7 +15,7 @@ if TYPE_CHECKING:
     from memory_action.review.engine import ReviewResult
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Outcome:
     """What happened: the inputs of the comment, the summary and the outputs."""
 
@@ -37,7 +37,7 @@ class Outcome:
         return f"Not saved: {self.saved.reason}."
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class RunResult:
     memory_hit: bool
     memory_key: str

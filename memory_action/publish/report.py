@@ -47,7 +47,7 @@ SUMMARY_TRUNCATED = "… truncated (the job summary has a size limit)"
 _NOTE_LIMIT = 1_000  # our own notes are one line; an error message pasted in must not crowd out
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class LoadedSource:
     """One memory source that was injected into the prompt."""
 
@@ -56,7 +56,7 @@ class LoadedSource:
     writable: bool
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class SummaryInput:
     """Everything the job summary reports about one run."""
 
@@ -78,7 +78,7 @@ class SummaryInput:
     figures: ReviewFigures | None = None  # what the review covered and cost
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class ReviewFigures:
     """What a review covered and cost, for the comment's footer and the job summary."""
 
@@ -206,7 +206,9 @@ def render_comment(
 
     review = safe_markdown(review_markdown) or "_The agent wrote no review._"
     diff = break_markers(memory_diff.strip("\n"))
-    return _fit(build, review, diff, _Budget(COMMENT_LIMIT, _utf16_len, COMMENT_TRUNCATED))
+    return _fit(
+        build, review, diff, _Budget(limit=COMMENT_LIMIT, size=_utf16_len, note=COMMENT_TRUNCATED)
+    )
 
 
 def _blocks(*blocks: str) -> str:
@@ -263,7 +265,9 @@ def render_summary(summary: SummaryInput) -> str:
     proposal = _blocks(
         not_reviewed_markdown(summary.figures), summary.proposal_markdown.strip("\n")
     )
-    return _fit(build, review, diff, _Budget(SUMMARY_LIMIT, _utf8_len, SUMMARY_TRUNCATED))
+    return _fit(
+        build, review, diff, _Budget(limit=SUMMARY_LIMIT, size=_utf8_len, note=SUMMARY_TRUNCATED)
+    )
 
 
 def _figures_line(figures: ReviewFigures | None) -> str:
@@ -325,7 +329,7 @@ def _cell(text: str) -> str:
 # --- size limits --------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class _Budget:
     limit: int
     size: Callable[[str], int]  # additive over concatenation

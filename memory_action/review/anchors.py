@@ -34,7 +34,7 @@ from memory_action.safety.untrusted_markdown import (
 )
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class DiffLine:
     """One line of a hunk on one side: its number in that side's file and its text."""
 
@@ -142,6 +142,6 @@ def _walk(hunks: Sequence[Hunk], side: Side) -> Iterator[DiffLine]:
         for line, old, new in hunk.numbered():
             kind, text = line[:1], line[1:]
             if kind == "-" and side == "LEFT":
-                yield DiffLine(index, old, text)
+                yield DiffLine(hunk=index, number=old, text=text)
             elif kind in (" ", "+") and side == "RIGHT":
-                yield DiffLine(index, new, text)
+                yield DiffLine(hunk=index, number=new, text=text)

@@ -74,7 +74,7 @@ class _Recovered(pydantic.BaseModel):
     fixed: list[object] = []
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class BatchAnswer:
     summary: str
     findings: tuple[Finding, ...] = ()

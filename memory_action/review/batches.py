@@ -21,7 +21,7 @@ _PART_SUFFIX = " (part {part} of {parts})"
 _WIDEST_PART_SUFFIX = _PART_SUFFIX.format(part=9999, parts=9999)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class FilePart:
     path: str
     text: str
@@ -32,7 +32,7 @@ class FilePart:
     whole: bool = False  # the file's whole patch as GitHub gives it: asking for it adds nothing
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Batch:
     parts: tuple[FilePart, ...]
     tokens: int
@@ -47,7 +47,7 @@ class Batch:
         return frozenset(part.path for part in self.parts if part.whole)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class ReviewPlan:
     batches: tuple[Batch, ...]
     not_reviewed: tuple[Skipped, ...]  # over the call budget, or could not fit at all
@@ -102,7 +102,7 @@ def plan_batches(
         )
     plans: list[_Planner] = []
     for level in range(len(contexts)):
-        planner = _Planner(capacity, count, max_batches)
+        planner = _Planner(capacity=capacity, count=count, max_batches=max_batches)
         for rf in files:
             planner.add(rf, contexts[level:])
         if not planner.over_budget:
@@ -136,7 +136,7 @@ def _text(unit: _Unit) -> str:
     return unit if isinstance(unit, str) else render_hunks([unit])
 
 
-@dataclass
+@dataclass(kw_only=True)
 class _Piece:
     """Diff text of one part of a file, and what of it was cut to fit."""
 
@@ -144,7 +144,7 @@ class _Piece:
     cut: str = ""
 
 
-@dataclass
+@dataclass(kw_only=True)
 class _Planner:
     capacity: int
     count: Callable[[str], int]
@@ -162,7 +162,8 @@ class _Planner:
 
     def plan(self) -> ReviewPlan:
         batches = tuple(
-            Batch(tuple(parts), used) for parts, used in zip(self.batches, self.used, strict=True)
+            Batch(parts=tuple(parts), tokens=used)
+            for parts, used in zip(self.batches, self.used, strict=True)
         )
         return ReviewPlan(batches=batches, not_reviewed=tuple(self.not_reviewed))
 
@@ -171,7 +172,7 @@ class _Planner:
         for context in contexts:
             text = render_file(rf, context=context)
             whole = shows_whole_patch(rf.file, context)
-            part = FilePart(rf.file.path, text, self.count(text), whole=whole)
+            part = FilePart(path=rf.file.path, text=text, tokens=self.count(text), whole=whole)
             fits_a_request = fits_a_request or part.tokens <= self.capacity
             if self._place(part):
                 self.files_reviewed += 1
@@ -185,14 +186,23 @@ class _Planner:
         header = file_header(file)
         pieces = self._pieces(header, _units(file, context))
         if pieces is None:
-            self.not_reviewed.append(Skipped(file.path, TOO_LARGE.format(capacity=self.capacity)))
+            self.not_reviewed.append(
+                Skipped(path=file.path, reason=TOO_LARGE.format(capacity=self.capacity))
+            )
             return
         missing: list[int] = []
         cuts: list[str] = []
         for number, piece in enumerate(pieces, start=1):
             suffix = _PART_SUFFIX.format(part=number, parts=len(pieces)) if len(pieces) > 1 else ""
             text = f"{header}{suffix}\n{piece.text}"
-            part = FilePart(file.path, text, self.count(text), number, len(pieces), piece.cut)
+            part = FilePart(
+                path=file.path,
+                text=text,
+                tokens=self.count(text),
+                part=number,
+                parts=len(pieces),
+                cut=piece.cut,
+            )
             if not self._place(part):
                 missing.append(number)
             elif piece.cut:
@@ -209,7 +219,9 @@ class _Planner:
             notes.append(f"{label} {numbers} of {len(pieces)} {over}")
             self.over_budget = True
         if notes:
-            self.not_reviewed.append(Skipped(file.path, "partly reviewed: " + "; ".join(notes)))
+            self.not_reviewed.append(
+                Skipped(path=file.path, reason="partly reviewed: " + "; ".join(notes))
+            )
 
     def _pieces(self, header: str, units: list[_Unit]) -> list[_Piece] | None:
         """The diff split into pieces that each fit a request with the header; None if none can."""
@@ -220,7 +232,7 @@ class _Planner:
         small: list[_Piece] = []
         for unit in units:
             if fits(_text(unit)):
-                small.append(_Piece(_text(unit)))
+                small.append(_Piece(text=_text(unit)))
                 continue
             pieces = _split_hunk(unit, fits) if isinstance(unit, Hunk) else [_cut_text(unit, fits)]
             if any(piece is None for piece in pieces):
@@ -230,7 +242,7 @@ class _Planner:
         for piece in small:
             if packed and fits(packed[-1].text + piece.text):
                 cut = "; ".join(note for note in (packed[-1].cut, piece.cut) if note)
-                packed[-1] = _Piece(packed[-1].text + piece.text, cut)
+                packed[-1] = _Piece(text=packed[-1].text + piece.text, cut=cut)
             else:
                 packed.append(piece)
         return packed
@@ -254,7 +266,9 @@ class _Planner:
 
     def _over_budget(self, path: str) -> None:
         self.over_budget = True
-        self.not_reviewed.append(Skipped(path, OVER_BUDGET.format(max_batches=self.max_batches)))
+        self.not_reviewed.append(
+            Skipped(path=path, reason=OVER_BUDGET.format(max_batches=self.max_batches))
+        )
 
 
 def _split_hunk(hunk: Hunk, fits: Callable[[str], bool]) -> list[_Piece | None]:
@@ -265,7 +279,7 @@ def _split_hunk(hunk: Hunk, fits: Callable[[str], bool]) -> list[_Piece | None]:
     while start < len(hunk.lines):
         stop = _longest_fitting(hunk, start, fits)
         if stop > start:
-            pieces.append(_Piece(render_hunks([hunk.piece(start, stop)])))
+            pieces.append(_Piece(text=render_hunks([hunk.piece(start, stop)])))
         else:
             stop = _unit_end(hunk, start)
             pieces.append(_cut_line(hunk.piece(start, stop), fits))
@@ -306,7 +320,8 @@ def _cut_line(piece: Hunk, fits: Callable[[str], bool]) -> _Piece | None:
     if keep is None:
         return None
     return _Piece(
-        shown(keep), f"{side} line {number} cut to {keep - 1} of {len(line) - 1} characters"
+        text=shown(keep),
+        cut=f"{side} line {number} cut to {keep - 1} of {len(line) - 1} characters",
     )
 
 
@@ -317,7 +332,7 @@ def _cut_text(text: str, fits: Callable[[str], bool]) -> _Piece | None:
     keep = _longest_prefix(len(text), lambda keep: fits(shown(keep)), minimum=0)
     if keep is None:
         return None
-    return _Piece(shown(keep), f"patch cut after {keep} of {len(text)} characters")
+    return _Piece(text=shown(keep), cut=f"patch cut after {keep} of {len(text)} characters")
 
 
 def _longest_prefix(length: int, fits: Callable[[int], bool], *, minimum: int) -> int | None:

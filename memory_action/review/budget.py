@@ -36,7 +36,7 @@ MIN_RESULT_ROOM = 40  # below this a tool result is replaced by a note, not cut 
 _Result = ModelResponse[Any] | AIMessage | ExtendedModelResponse[Any]
 
 
-@dataclass
+@dataclass(kw_only=True)
 class Cost:
     """What the model calls of a run cost, from the provider's ``usage`` where it gave one."""
 

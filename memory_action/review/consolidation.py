@@ -30,7 +30,7 @@ or about a single pull request; resolve "<<<<<<< memory conflict" blocks.
 - Then answer with one sentence saying what you changed."""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class MemoryPart:
     first_line: int  # 1-based, of the writable memory file
     last_line: int
@@ -48,12 +48,18 @@ def split_memory(text: str, chars: int) -> list[MemoryPart]:
         line_cut = len(whole) > chars
         line = whole[: chars - len(LINE_CUT)] + LINE_CUT if line_cut else whole
         if lines and sum(map(len, lines)) + len(line) > chars:
-            parts.append(MemoryPart(first, number - 1, "".join(lines), cut))
+            parts.append(
+                MemoryPart(first_line=first, last_line=number - 1, text="".join(lines), cut=cut)
+            )
             lines, first, cut = [], number, False
         lines.append(line)
         cut = cut or line_cut
     if lines:
-        parts.append(MemoryPart(first, first + len(lines) - 1, "".join(lines), cut))
+        parts.append(
+            MemoryPart(
+                first_line=first, last_line=first + len(lines) - 1, text="".join(lines), cut=cut
+            )
+        )
     return parts
 
 

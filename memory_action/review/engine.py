@@ -105,7 +105,7 @@ MIN_PART_CHARS = 300  # of an earlier part's answer beside the last batch: about
 CUT_NOTE = 10  # tokens kept for the note that says a part's answer was cut
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class ReviewSetup:
     """What the engine needs besides the pull request: the model's limits and the run's."""
 
@@ -120,14 +120,14 @@ class ReviewSetup:
     provider: str = ""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class ReviewResult:
     answer: str  # the review, or "" when none was written (quota before any finding)
     outcome: str  # reviewed | partial | quota | skipped
     finished: bool  # the run ended as planned (memory may be saved)
     cost: Cost
-    reviewed: tuple[str, ...]
-    not_reviewed: tuple[Skipped, ...]  # skipped by choice and left out by limits, with reasons
+    reviewed: tuple[str, ...] = ()  # none: a maintenance run, or nothing got reviewed
+    not_reviewed: tuple[Skipped, ...] = ()  # skipped by choice and left out by limits, with reasons
     note: str = ""  # one line for people: the quota, a limit that cut the review
     findings: tuple[Finding, ...] = ()  # merged across batches, most severe first
     fixed: tuple[str, ...] = ()  # ids of earlier findings the model says are fixed
@@ -142,7 +142,7 @@ class ReviewResult:
         return len({s.path for s in self.not_reviewed} - set(self.reviewed))
 
 
-@dataclass
+@dataclass(kw_only=True)
 class _Progress:
     findings: list[tuple[Batch, BatchAnswer]] = field(default_factory=list)
     left_out: list[Skipped] = field(default_factory=list)  # skipped, or given up on
@@ -219,7 +219,10 @@ class ReviewEngine:
             attributes=attributes,
             exclude=self.setup.exclude,
         )
-        skipped = [*skipped, *(Skipped(f.path, UNCHANGED) for f in files if f.path in unchanged)]
+        skipped = [
+            *skipped,
+            *(Skipped(path=f.path, reason=UNCHANGED) for f in files if f.path in unchanged),
+        ]
         if not chosen:
             return self._nothing_to_review(skipped)
         pr_header = header(info, self.setup.repository, description_chars=self._description())
@@ -240,9 +243,9 @@ class ReviewEngine:
                     "The model provider refused every request as too large for its input limit (",
                     *self.setup.profile.words(),
                     "): lower ",
-                    Setting("max_memory_kb"),
+                    Setting(name="max_memory_kb"),
                     ", or set ",
-                    Setting("max_input_tokens"),
+                    Setting(name="max_input_tokens"),
                     " to the limit your model really has.",
                 )
             )
@@ -257,16 +260,40 @@ class ReviewEngine:
             first = self._consolidate(reserve=0)
         if not self._fits(task):
             note = " ".join(filter(None, [first, self._no_room_note()]))
-            return ReviewResult(first or note, SKIPPED, True, self.cost, (), (), note)
+            return ReviewResult(
+                answer=first or note,
+                outcome=SKIPPED,
+                finished=True,
+                cost=self.cost,
+                note=note,
+            )
         self._working_on("memory maintenance", 0, planned=self.cost.model_calls + 1)
         try:
             answer = self._converse(task, max(1, self._calls_left()), tools=self.tools).answer
         except DailyQuotaError as exc:
-            return ReviewResult(first, QUOTA, False, self.cost, (), (), str(exc))
+            return ReviewResult(
+                answer=first,
+                outcome=QUOTA,
+                finished=False,
+                cost=self.cost,
+                note=str(exc),
+            )
         except RequestTooLargeError as exc:
             note = " ".join(filter(None, [first, f"Maintenance stopped: {exc}"]))
-            return ReviewResult(first or note, SKIPPED, True, self.cost, (), (), note)
-        return ReviewResult(answer, SKIPPED, True, self.cost, (), (), first)
+            return ReviewResult(
+                answer=first or note,
+                outcome=SKIPPED,
+                finished=True,
+                cost=self.cost,
+                note=note,
+            )
+        return ReviewResult(
+            answer=answer,
+            outcome=SKIPPED,
+            finished=True,
+            cost=self.cost,
+            note=first,
+        )
 
     def _review_batches(
         self, chosen: list[ReviewFile], pr_header: str, progress: _Progress
@@ -349,7 +376,11 @@ class ReviewEngine:
         """One batch's answer, and whether it wrote the review's summary: a ``closing`` batch
         (the last of several) does when the earlier parts' answers fit beside its diff."""
         view = BatchView(
-            index, total, _diff(batch), _elsewhere(chosen, batch), progress.not_reviewed
+            index=index,
+            count=total,
+            diff=_diff(batch),
+            elsewhere=_elsewhere(chosen, batch),
+            skipped=progress.not_reviewed,
         )
         closed = self._closing_message(pr_header, view, progress) if closing else None
         message = closed or self._batch_message(pr_header, view)
@@ -463,7 +494,10 @@ class ReviewEngine:
             reason = NO_ROOM if capacity < 1 else "no model call left"
             if capacity < 1:
                 self._planning_notes.append(self._no_room_note())
-            return ReviewPlan((), tuple(Skipped(f.file.path, reason) for f in files))
+            return ReviewPlan(
+                batches=(),
+                not_reviewed=tuple(Skipped(path=f.file.path, reason=reason) for f in files),
+            )
         count = self.estimator.count
         if first:
             single = self._capacity(pr_header, paths, single=True, rounds=True)
@@ -529,7 +563,7 @@ class ReviewEngine:
             )
 
         limit = self.setup.profile.input_tokens
-        frame = message(MemoryPart(9999, 9999, ""), 9999, 9999)
+        frame = message(MemoryPart(first_line=9999, last_line=9999, text=""), 9999, 9999)
         fixed = self.estimator.count_request(
             CONSOLIDATE_PROMPT, [frame], [tool_schema(t) for t in tools]
         )
@@ -566,7 +600,11 @@ class ReviewEngine:
         a ``single`` batch is offered every tool, the batches of a larger review only the
         pull request's, and only when they may take tool ``rounds`` (which need room too)."""
         limit = self.setup.profile.input_tokens
-        view = BatchView(1, 1, "", (), ()) if single else BatchView(1, 2, "", paths, ())
+        view = (
+            BatchView(index=1, count=1, diff="", elsewhere=(), skipped=())
+            if single
+            else BatchView(index=1, count=2, diff="", elsewhere=paths, skipped=())
+        )
         frame = self._batch_message(pr_header, view)
         offered = [*self.tools, *(self._memory_tools() if single else [])] if rounds else []
         tools = [tool_schema(t) for t in offered] + answer_tools(self._format)
@@ -702,7 +740,14 @@ class ReviewEngine:
             "Nothing to review: every changed file is generated, vendored, excluded or has no "
             "diff (see the list of files not reviewed)."
         )
-        return ReviewResult(answer, SKIPPED, True, self.cost, (), tuple(skipped))
+        return ReviewResult(
+            answer=answer,
+            outcome=SKIPPED,
+            finished=True,
+            cost=self.cost,
+            reviewed=(),
+            not_reviewed=tuple(skipped),
+        )
 
     def _result(self, answer: str, chosen: list[ReviewFile], progress: _Progress) -> ReviewResult:
         reviewed = tuple(
@@ -718,13 +763,13 @@ class ReviewEngine:
             outcome = PARTIAL if missing or partly or progress.note else REVIEWED
         parts = [answer for _, answer in progress.findings]
         return ReviewResult(
-            answer,
-            outcome,
-            not progress.quota,
-            self.cost,
-            reviewed,
-            left_out,
-            " ".join(dict.fromkeys(filter(None, [*self._planning_notes, progress.note]))),
+            answer=answer,
+            outcome=outcome,
+            finished=not progress.quota,
+            cost=self.cost,
+            reviewed=reviewed,
+            not_reviewed=left_out,
+            note=" ".join(dict.fromkeys(filter(None, [*self._planning_notes, progress.note]))),
             findings=vetted(merge_findings((p.findings for p in parts), self._files), self._files),
             fixed=tuple(dict.fromkeys(i for p in parts for i in p.fixed)),
             dropped=tuple(d for p in parts for d in p.dropped),
@@ -755,7 +800,7 @@ class _Announce(AgentMiddleware[AgentState[Any], Any, Any]):
 
 def skipped(answer: str) -> ReviewResult:
     """A run that needed no model call (maintenance with nothing changed)."""
-    return ReviewResult(answer, SKIPPED, True, Cost(), (), ())
+    return ReviewResult(answer=answer, outcome=SKIPPED, finished=True, cost=Cost())
 
 
 def _part_text(answer: BatchAnswer) -> str:
@@ -800,7 +845,7 @@ def _files_label(batch: Batch) -> str:
 
 
 def _unreviewed(batch: Batch, reason: str) -> list[Skipped]:
-    return [Skipped(path, reason) for path in batch.paths]
+    return [Skipped(path=path, reason=reason) for path in batch.paths]
 
 
 def _recalibrated(planned_at: float, now: float) -> bool:

@@ -70,7 +70,7 @@ class ReviewAccess(Protocol):
     def write_access(self, login: str) -> tuple[bool, str]: ...
 
 
-@dataclass
+@dataclass(kw_only=True)
 class CachedReader:
     """The pull request read once: the engine, the anchors and the ledger see the same files."""
 
@@ -95,7 +95,7 @@ class CachedReader:
         return self.reader.base_file_content(path)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Prepared:
     ledger: ReviewLedger
     earlier: str  # the open findings, for the model
@@ -107,7 +107,7 @@ class Prepared:
     notes: tuple[str, ...] = ()
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Published:
     markdown: str  # the review as the sticky comment and the job summary show it
     ledger: ReviewLedger | None  # None: nothing to save (no inline review this run)
@@ -136,7 +136,9 @@ def prepare(plan: Plan, start: StartingMemory, reader: CachedReader) -> Prepared
     ledger = stored_ledger(start)
     files = reader.changed_files()
     if pr is None or github is None:
-        return Prepared(ledger, open_findings_note(ledger), frozenset(), "")
+        return Prepared(
+            ledger=ledger, earlier=open_findings_note(ledger), unchanged=frozenset(), scope_note=""
+        )
     comments = _feedback(plan, github, pr.number)
     feedback = read_feedback(
         ledger, comments, writer=lambda login: github.write_access(login)[0], bot=github.identity
@@ -262,14 +264,14 @@ def _publish(
     github = review_access(plan)
     pr = plan.context.pull_request
     if github is None or pr is None:
-        return Published(_written_out(result, prepared, new, "", files), None)
+        return Published(markdown=_written_out(result, prepared, new, "", files), ledger=None)
     placed = [(f, anchor(f, files, masked=plan.masked)) for f in new]
     inline = [(f, c) for f, c in placed if c is not None]
     loose = [f for f, c in placed if c is None]
     head = reader.info().head_sha
     if not new:
         ledger = recorded(ledger, [], files, head)
-        return Published(_summary_markdown(result, prepared, ledger, None), ledger)
+        return Published(markdown=_summary_markdown(result, prepared, ledger, None), ledger=ledger)
     try:
         body = gate(_review_body(prepared, loose), plan.masked)
         posted = github.post_review(pr.number, head, body, [c for _, c in inline])
@@ -279,10 +281,12 @@ def _publish(
             "read-only token); the findings are in the job summary."
         )
         written = _written_out(result, prepared, new, "the token may not post", files)
-        return Published(written, None)
+        return Published(markdown=written, ledger=None)
     except GitHubError as exc:
         plan.log.warning(f"The review with inline comments was not posted: {exc}")
-        return Published(_written_out(result, prepared, new, "posting it failed", files), None)
+        return Published(
+            markdown=_written_out(result, prepared, new, "posting it failed", files), ledger=None
+        )
     ids = list(posted.comment_ids) + [None] * (len(inline) - len(posted.comment_ids))
     done = [(f, i) for (f, _), i in zip(inline, ids, strict=True)] + [(f, None) for f in loose]
     ledger = recorded(ledger, done, files, head)
@@ -291,7 +295,7 @@ def _publish(
         result, prepared, ledger, url, inline=len(inline), loose=len(loose)
     )
     plan.log.info(f"Posted the review with {len(inline)} inline comments: {url}")
-    return Published(markdown, ledger, url, len(posted.urls))
+    return Published(markdown=markdown, ledger=ledger, review_url=url, reviews=len(posted.urls))
 
 
 def add_lessons(plan: Plan, lessons: Sequence[str]) -> int:

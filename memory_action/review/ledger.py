@@ -33,7 +33,7 @@ SHOWN_OPEN = 20  # open findings listed in a request; the rest are counted
 _WORD = re.compile(r"[^\W_]+")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Print:
     """What identifies a finding: its fingerprint, and the code's digest and line count."""
 
@@ -58,7 +58,9 @@ def fingerprint(finding: Finding, files: Sequence[ChangedFile]) -> Print:
     lines = code.split("\n") if code else []
     digest = code_digest(lines)
     key = "\0".join((finding.path, normalised(finding.title), digest))
-    return Print(hashlib.sha256(key.encode()).hexdigest()[:32], digest, len(lines))
+    return Print(
+        fingerprint=hashlib.sha256(key.encode()).hexdigest()[:32], code=digest, lines=len(lines)
+    )
 
 
 def merge_findings(

@@ -59,7 +59,7 @@ class DailyQuotaError(AgentError):
         self.retry_after_s = retry_after_s
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class LimitAnswer:
     kind: str  # too_large | minute | daily | other
     retry_after_s: float | None
@@ -73,11 +73,13 @@ def classify(exc: BaseException) -> LimitAnswer:
     message = _message(exc)
     retry_after = _retry_after(headers, message)
     if status == 413 or isinstance(exc, ContextOverflowError) or "tokens_limit_reached" in message:
-        return LimitAnswer("too_large", None, message)
+        return LimitAnswer(kind="too_large", retry_after_s=None, message=message)
     if status == 429:
         daily = headers.get("x-ratelimit-type", "") == DAILY or bool(_DAILY_TEXT.search(message))
-        return LimitAnswer("daily" if daily else "minute", retry_after, message)
-    return LimitAnswer("other", None, message)
+        return LimitAnswer(
+            kind="daily" if daily else "minute", retry_after_s=retry_after, message=message
+        )
+    return LimitAnswer(kind="other", retry_after_s=None, message=message)
 
 
 def _headers(exc: BaseException) -> Mapping[str, str]:

@@ -28,7 +28,7 @@ UNTRUSTED_SHARE = 8  # a comment's request takes at most this fraction of the in
 MIN_UNTRUSTED_CHARS = 500
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class BatchView:
     """What one request of the review shows: which part, its diff, where the rest is."""
 

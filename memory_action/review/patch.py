@@ -19,7 +19,7 @@ _SECTION_MAX = 80
 _QUOTE_MAX = 80
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Hunk:
     old_start: int
     old_count: int

@@ -28,7 +28,7 @@ _BECAUSE = re.compile(r"\bbecause\b[\s,:]*(.*)", re.IGNORECASE | re.DOTALL)
 _UNSAFE = re.compile(r"[`<>\[\]\r\n\t]+")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Feedback:
     states: dict[str, LedgerState]  # ledger entry id → its new state
     lessons: tuple[str, ...]  # memory lines to propose, one per dismissed finding
@@ -65,7 +65,9 @@ def read_feedback(
             states[entry.id] = "dismissed"
         elif comment.outdated:
             states[entry.id] = "outdated"
-    return Feedback(states, tuple(lessons), frozenset(proposed), ignored)
+    return Feedback(
+        states=states, lessons=tuple(lessons), proposed=frozenset(proposed), ignored=ignored
+    )
 
 
 def lesson(entry: LedgerEntry, reason: str) -> str:

@@ -25,13 +25,13 @@ class Category(enum.IntEnum):
     CONFIG = 3
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Skipped:
     path: str
     reason: str
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class ReviewFile:
     file: ChangedFile
     category: Category
@@ -125,9 +125,9 @@ def select_files(
     for file in files:
         reason = skip_reason(file, attributes=attributes, exclude=exclude)
         if reason:
-            skipped.append(Skipped(file.path, reason))
+            skipped.append(Skipped(path=file.path, reason=reason))
         else:
-            review.append(ReviewFile(file, categorise(file.path)))
+            review.append(ReviewFile(file=file, category=categorise(file.path)))
     review.sort(
         key=lambda rf: (rf.category, -(rf.file.additions + rf.file.deletions), rf.file.path)
     )

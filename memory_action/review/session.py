@@ -28,7 +28,7 @@ from memory_action.safety.scrub import RefusalLog
 from memory_action.safety.untrusted_markdown import fence
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class AgentSession:
     settings: Settings
     context: RunContext
@@ -59,7 +59,7 @@ class AgentSession:
         tools: list[BaseTool] = (
             make_pr_tools(reader, include_listing=False) if reader is not None else []
         )
-        book = skills or SkillBook({})
+        book = skills or SkillBook(skills={})
         tools += book.tools()
         prompt = system_prompt(
             self.mode, self.settings.agent_name, self.settings.prompt, memory=memory

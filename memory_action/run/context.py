@@ -20,7 +20,7 @@ someone's review, not a request to the bot, and a comment by a bot (the bot's ow
 comments among them) would make runs answer each other: both end with a notice.
 
 An ``issue_comment`` on an issue that is no pull request has no ``pull_request`` but its
-``issue_number``: only a comment command is handled there (``commands.run.route``).
+``issue_number``: only a comment command is handled there (``commands.route.route``).
 """
 
 from __future__ import annotations
@@ -54,7 +54,7 @@ COMMENT_EVENTS = ("issue_comment", REVIEW_COMMENT)  # the comment is the run's r
 SUPPORTED = (*PR_EVENTS, *BRANCH_EVENTS, *COMMENT_EVENTS)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class PullRequestRef:
     number: int
     head_repo: str  # owner/name; for issue_comment unknown until the API is asked ("")
@@ -66,7 +66,7 @@ class PullRequestRef:
     is_fork: bool
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class RunContext:
     event_name: str
     action: str  # the payload's "action" ("" when the event has none)

@@ -9,19 +9,19 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Deadline:
     at: float  # on ``clock``
     clock: Callable[[], float] = time.monotonic
 
     @classmethod
     def after(cls, seconds: float, clock: Callable[[], float] = time.monotonic) -> Deadline:
-        return cls(clock() + seconds, clock)
+        return cls(at=clock() + seconds, clock=clock)
 
     @classmethod
     def none(cls) -> Deadline:
         """No limit: for work that is bounded by other means (a comment command)."""
-        return cls(math.inf)
+        return cls(at=math.inf)
 
     def remaining(self) -> float:
         """Seconds left (0 when passed)."""
@@ -34,4 +34,4 @@ class Deadline:
         """A deadline ``part`` of the time left from now: what one phase may use, so the phases
         after it keep the rest."""
         now = self.clock()
-        return Deadline(now + max(0.0, self.at - now) * part, self.clock)
+        return Deadline(at=now + max(0.0, self.at - now) * part, clock=self.clock)

@@ -41,7 +41,7 @@ MAX_ENCODED_HEAD = 40  # the readable head kept before the hash of a part too lo
 NONCE_BYTES = 4  # 8 hex digits: matrix legs of one job never meet (1 in 4 billion per pair)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class MemoryScope:
     kind: ScopeKind
     description: str  # for people: "repository memory (default branch main)"
@@ -144,7 +144,7 @@ def compute_scope(settings: Settings, context: RunContext, nonce: str | None = N
     """``nonce``: the random part of the save key (tests fix it; by default a new one)."""
     committed, overlay, description, scope_reason = _scope_target(settings, context)
     prefixes = tuple(p for p in (overlay, committed) if p)
-    restore = RestoreKeys(prefixes[0], prefixes[1:]) if prefixes else None
+    restore = RestoreKeys(primary=prefixes[0], restore=prefixes[1:]) if prefixes else None
     layer = Layer.OVERLAY if overlay else Layer.COMMITTED
     target = overlay or committed
     note = scope_reason or context.write_note
@@ -180,10 +180,10 @@ def committed_only(
     if committed is None:
         return scope
     key = f"{committed}{_run_suffix(context, nonce)}"
-    _check_keys(RestoreKeys(committed), key)
+    _check_keys(RestoreKeys(primary=committed), key)
     return dataclasses.replace(
         scope,
-        restore=RestoreKeys(committed),
+        restore=RestoreKeys(primary=committed),
         overlay_prefix=None,
         save_key=key,
         layer=Layer.COMMITTED,

@@ -61,7 +61,7 @@ PROVIDERS = ("github", "openai", "anthropic")
 API_KEY_VARIABLES = {"openai": "OPENAI_API_KEY", "anthropic": "ANTHROPIC_API_KEY"}
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class ModelSpec:
     """``provider:model``; ``github`` is GitHub Models through its OpenAI-compatible endpoint."""
 
@@ -81,7 +81,7 @@ DEFAULT_MEMORY_PATH = PurePosixPath(".agent-memory")
 LEARNED_FIELDS = frozenset({"served_window"})
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Settings:
     enable_memory: bool = True
     memory_scope: ScopeKind = ScopeKind.REPO
@@ -90,7 +90,7 @@ class Settings:
     memory_path: PurePosixPath = DEFAULT_MEMORY_PATH
     memory_sources: tuple[str, ...] = ("AGENTS.md",)
     github_token: Secret = field(default_factory=lambda: Secret(""))
-    model: ModelSpec = ModelSpec("github", "openai/gpt-4.1-mini")
+    model: ModelSpec = ModelSpec(provider="github", name="openai/gpt-4.1-mini")
     model_base_url: str = ""
     model_api_key: Secret = field(default_factory=lambda: Secret(""))
     prompt: str = ""
@@ -150,7 +150,7 @@ MAX_MODEL_CALLS = (1, 100)
 
 def _bad(name: str, value: str, accepted: str) -> InputError:
     return InputError(
-        (Setting(name, lead=True), f" has the invalid value {value!r}; accepted: {accepted}.")
+        (Setting(name=name, lead=True), f" has the invalid value {value!r}; accepted: {accepted}.")
     )
 
 
@@ -233,7 +233,7 @@ def parse_model(raw: str) -> ModelSpec:
     value = raw.strip()
     provider, sep, name = value.partition(":")
     if sep and provider.lower() in PROVIDERS and MODEL_NAME.fullmatch(name.strip()):
-        return ModelSpec(provider.lower(), name.strip())
+        return ModelSpec(provider=provider.lower(), name=name.strip())
     raise _bad(
         "model",
         raw,
@@ -277,17 +277,17 @@ def auto_memory_kb(profile: ModelProfile) -> int:
 
 def _no_room(profile: ModelProfile, value: str) -> InputError:
     fits = memory_kb_that_fits(profile.input_tokens)
-    budget = Setting("max_memory_kb")
+    budget = Setting(name="max_memory_kb")
     fix = ("lower ", budget, f" to {fits} or less, or ") if fits >= 1 else ()
     return InputError(
         (
-            Setting("max_memory_kb", lead=True),
+            Setting(name="max_memory_kb", lead=True),
             f" ({value}) does not fit the model's input limit with room for the pull request: ",
             *profile.words(),
             "; ",
             *fix,
             "raise ",
-            Setting("max_input_tokens"),
+            Setting(name="max_input_tokens"),
             " if your model accepts more.",
         )
     )

@@ -7,7 +7,7 @@ output, the findings ledger and provenance of a saved entry), a text leaves the 
 output and summary writers and the savers of ``state.json`` and ``provenance.json`` take
 nothing else, so mypy refuses a text that did not pass here.
 
-``gate`` always redacts secrets, with every layer of the detector (``memory.scrub``) and every
+``gate`` always redacts secrets, with every layer of the detector (``safety.scrub``) and every
 value the run masked, also where zero-width characters split a secret for the reader. Then, by
 ``Form``:
 
@@ -132,7 +132,7 @@ def _seen_through(text: str, masked: tuple[str, ...]) -> Iterator[SecretFinding]
         ends.append(index + 1)
     for found in find_secrets("".join(visible), masked):
         if found.end > found.start:
-            yield SecretFinding(found.kind, starts[found.start], ends[found.end - 1])
+            yield SecretFinding(kind=found.kind, start=starts[found.start], end=ends[found.end - 1])
 
 
 def _merged(first: list[SecretFinding], second: list[SecretFinding]) -> list[SecretFinding]:
@@ -141,7 +141,9 @@ def _merged(first: list[SecretFinding], second: list[SecretFinding]) -> list[Sec
     for finding in sorted([*first, *second], key=lambda f: (f.start, -f.end)):
         if merged and finding.start < merged[-1].end:
             last = merged[-1]
-            merged[-1] = SecretFinding(last.kind, last.start, max(last.end, finding.end))
+            merged[-1] = SecretFinding(
+                kind=last.kind, start=last.start, end=max(last.end, finding.end)
+            )
         else:
             merged.append(finding)
     return merged

@@ -1,6 +1,6 @@
 """Finding secrets in memory text, and redacting them: pure functions, no I/O.
 
-``find_secrets`` runs the detector's layers (see ``memory.leaks``): (a) token formats providers
+``find_secrets`` runs the detector's layers (see ``safety.leaks``): (a) token formats providers
 document, private keys and JWTs; (b) values in credential positions (names, flags, headers, URL
 userinfo, connection strings), judged by their shape only there; (c) every value the run masked,
 in every encoding. Findings never carry the secret itself: only its kind and where it is, so
@@ -84,7 +84,7 @@ _LAYER_DETECTORS: dict[Layer, tuple[Detector, ...]] = {
 }
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class SecretFinding:
     """A secret of ``kind`` at ``text[start:end]``; the value itself is never kept."""
 
@@ -223,7 +223,7 @@ def describe(findings: Iterable[SecretFinding | str]) -> str:
 # --- refusals: what the edit tools turned down, for the job summary -----------------------------
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class MemoryRefusal:
     """One memory edit refused because it held secrets: which tool, what kinds, when."""
 
@@ -284,14 +284,17 @@ def _merge(candidates: list[Candidate]) -> list[SecretFinding]:
         if current is not None and candidate.start < current.end:
             winner = candidate if candidate.priority < current.priority else current
             current = Candidate(
-                current.start, max(current.end, candidate.end), winner.priority, winner.kind
+                start=current.start,
+                end=max(current.end, candidate.end),
+                priority=winner.priority,
+                kind=winner.kind,
             )
             continue
         if current is not None:
-            findings.append(SecretFinding(current.kind, current.start, current.end))
+            findings.append(SecretFinding(kind=current.kind, start=current.start, end=current.end))
         current = candidate
     if current is not None:
-        findings.append(SecretFinding(current.kind, current.start, current.end))
+        findings.append(SecretFinding(kind=current.kind, start=current.start, end=current.end))
     return findings
 
 

@@ -50,7 +50,7 @@ READ_ONLY_MESSAGE = (
 ARCHIVE_NAMES = {Compression.ZSTD_WITHOUT_LONG: "cache.tzst", Compression.GZIP: "cache.tgz"}
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class CacheTuning:
     """Knobs tests turn: timeouts, the retry clock, blob and chunk sizes, archive limits."""
 
@@ -61,7 +61,7 @@ class CacheTuning:
     limits: ArchiveLimits = field(default_factory=ArchiveLimits)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class _Found:
     hit: Hit
     compression: Compression
@@ -207,14 +207,14 @@ class ActionsCacheStore:
         """zstd first; then gzip, for entries saved where zstd was missing (§6.5)."""
         hit = self._backend.lookup(keys, self.version)
         if hit is not None:
-            return _Found(hit, Compression.ZSTD_WITHOUT_LONG, self.version)
+            return _Found(hit=hit, compression=Compression.ZSTD_WITHOUT_LONG, version=self.version)
         if tuple(keys.all()) in self._gzip_misses:
             return None
         hit = self._backend.lookup(keys, self._gzip_version)
         if hit is None:
             self._gzip_misses.add(tuple(keys.all()))
             return None
-        return _Found(hit, Compression.GZIP, self._gzip_version)
+        return _Found(hit=hit, compression=Compression.GZIP, version=self._gzip_version)
 
     def _download(self, keys: RestoreKeys, found: _Found, archive: Path) -> Hit:
         limit = self._tuning.limits.max_stream_bytes

@@ -71,7 +71,7 @@ class ArchiveError(CacheError):
     """The archive is corrupt, truncated, malicious or too large, or cannot be written."""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class ArchiveLimits:
     """What one restore may unpack: file data in total, per file, the number of members, and
     how many folders deep below the memory folder (a deeper tree is refused before any of it is

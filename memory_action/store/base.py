@@ -30,7 +30,7 @@ class StoreLog(Protocol):
         ...
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class RestoreKeys:
     """The primary key, then up to nine restore keys (prefixes), in the order to try them."""
 
@@ -41,7 +41,7 @@ class RestoreKeys:
         return (self.primary, *self.restore)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class RestoreResult:
     """What a restore found. Two things are told apart, because a run acts on them differently:
 
@@ -88,7 +88,7 @@ class RestoreResult:
         return cls(hit=False, warning=warning, note=note, unusable=key)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class SaveResult:
     saved: bool
     key: str
@@ -123,7 +123,7 @@ class MemoryStore(Protocol):
         ...
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class ListedEntry:
     key: str
     created: float  # seconds since the epoch

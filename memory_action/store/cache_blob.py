@@ -37,7 +37,7 @@ RETRYABLE_STATUSES = frozenset({500, 502, 503, 504})
 BLOCK_LIST_HEAD = '<?xml version="1.0" encoding="UTF-8" standalone="yes"?><BlockList>'
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class BlobSizes:
     single_put_max: int = 64 * MIB  # the smallest Put Blob limit of any recent SAS version
     block_size: int = 64 * MIB  # what @actions/cache uses

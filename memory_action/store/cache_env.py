@@ -28,7 +28,7 @@ class CacheProtocol(enum.StrEnum):
     V2 = "v2"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class CacheConfig:
     """Everything the cache store needs from the environment; the token never shows in repr."""
 
@@ -42,7 +42,7 @@ class CacheConfig:
     mode: str = ""  # ACTIONS_CACHE_MODE as given (trimmed, lower-cased), for messages
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class CacheDecision:
     """A config, or None with the reason the cache cannot be used (for the caller's notice)."""
 
@@ -98,22 +98,24 @@ def decide_cache_config(env: Mapping[str, str]) -> CacheDecision:
     protocol = choose_protocol(env)
     if protocol is None:
         return CacheDecision(
-            None,
-            "the Actions cache is not available to this step "
+            config=None,
+            reason="the Actions cache is not available to this step "
             "(neither ACTIONS_RESULTS_URL nor ACTIONS_CACHE_URL is set)",
         )
     token = env.get("ACTIONS_RUNTIME_TOKEN", "")
     if protocol is CacheProtocol.V2:
         base = origin(env.get("ACTIONS_RESULTS_URL", ""))
         if base is None:
-            return CacheDecision(None, "ACTIONS_RESULTS_URL is not an http(s) URL")
+            return CacheDecision(config=None, reason="ACTIONS_RESULTS_URL is not an http(s) URL")
         if not token:
-            return CacheDecision(None, "ACTIONS_RUNTIME_TOKEN is not set (cache service v2)")
+            return CacheDecision(
+                config=None, reason="ACTIONS_RUNTIME_TOKEN is not set (cache service v2)"
+            )
     else:
         base = _v1_base(env)
     may_read, may_write = cache_mode(env)
     return CacheDecision(
-        CacheConfig(
+        config=CacheConfig(
             protocol=protocol,
             base_url=base,
             token=Secret(token),  # v1 sends "Bearer " with an empty token, like the JS client

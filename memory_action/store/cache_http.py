@@ -17,7 +17,7 @@ from memory_action.store.base import StoreLog
 from memory_action.store.cache_protocol import NetworkError, ServiceError
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Timeouts:
     """Seconds; ``read`` is the longest silence tolerated while a response arrives."""
 

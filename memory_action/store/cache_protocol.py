@@ -68,7 +68,7 @@ class SignatureRejectedError(ServiceError):
     """A signed blob URL was refused with 403: its signature expired or is wrong."""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Hit:
     """A lookup that matched: the entry's key and where to download it (a masked URL)."""
 
@@ -76,7 +76,7 @@ class Hit:
     url: str
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Reservation:
     """A reserved entry: v2 has a signed upload URL, v1 a numeric cache id."""
 
@@ -86,7 +86,7 @@ class Reservation:
     cache_id: int | None = None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class RetryClock:
     """Sleep and random source of every retry; tests inject fakes so nothing waits."""
 

@@ -97,7 +97,7 @@ class _EntryMeta(BaseModel):
     created: float
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class GitEntry:
     """The entry a folder holds."""
 
@@ -288,7 +288,7 @@ class GitMemoryStore:
             return None
         if entry is None or not entry.key.startswith(prefix):
             return []
-        return [ListedEntry(entry.key, entry.created)]
+        return [ListedEntry(key=entry.key, created=entry.created)]
 
     def prune(self, *, prefix: str, superseded: frozenset[str], saved_key: str) -> int:
         return 0  # a save replaces the folder's entry; what it replaced is in the history

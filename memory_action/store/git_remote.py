@@ -115,7 +115,7 @@ class WriteRefusedError(GitRemoteError):
         self.protected = protected
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class FolderSnapshot:
     """A folder of a branch at one commit: ``head`` None when the branch does not exist;
     ``files`` (relative path → text) None when the folder does not exist."""
@@ -124,7 +124,7 @@ class FolderSnapshot:
     files: Mapping[str, str] | None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class PullRequestLink:
     """A pull request that was opened."""
 
@@ -132,7 +132,7 @@ class PullRequestLink:
     url: str
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Revision:
     """One commit that changed a folder."""
 
@@ -225,11 +225,11 @@ class GitHubGitRemote:
             if commit is None:
                 raise GitRemoteError(f"commit {at} is not in {self.repository_name}")
         if commit is None:
-            return FolderSnapshot(None, None)
+            return FolderSnapshot(head=None, files=None)
         tree = commit.file.object if commit.file is not None else None
         if tree is None or tree.entries is None:
-            return FolderSnapshot(commit.oid, None)
-        return FolderSnapshot(commit.oid, dict(_files(tree.entries)))
+            return FolderSnapshot(head=commit.oid, files=None)
+        return FolderSnapshot(head=commit.oid, files=dict(_files(tree.entries)))
 
     def history(self, branch: str, path: str, limit: int = MAX_HISTORY) -> list[Revision]:
         """The commits of ``branch`` that changed ``path``, newest first."""

@@ -17,21 +17,24 @@ from memory_action.store.cache_admin import CacheAdmin
 from memory_action.store.local import EntryStore
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class LocalLayerAdmin:
     """The local store's entries; nothing is pruned: they are the history ``memory diff`` shows."""
 
     store: EntryStore
 
     def list_entries(self, prefix: str) -> list[ListedEntry]:
-        return [ListedEntry(e.key, e.created.timestamp()) for e in self.store.entries(prefix)]
+        return [
+            ListedEntry(key=e.key, created=e.created.timestamp())
+            for e in self.store.entries(prefix)
+        ]
 
     def prune(self, *, prefix: str, superseded: frozenset[str], saved_key: str) -> int:
         del prefix, superseded, saved_key
         return 0
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class CacheLayerAdmin:
     admin: CacheAdmin
     ref: str  # the ref whose scope holds the entries (where this layer's saves land)
@@ -42,7 +45,7 @@ class CacheLayerAdmin:
         if listed is None:
             return None
         ours = (e for e in listed if e.version == self.version)
-        return [ListedEntry(e.key, e.created_at.timestamp()) for e in ours]
+        return [ListedEntry(key=e.key, created=e.created_at.timestamp()) for e in ours]
 
     def prune(self, *, prefix: str, superseded: frozenset[str], saved_key: str) -> int:
         if not superseded:

@@ -56,7 +56,7 @@ _OPEN_FLAGS = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLO
 _SEQUENCE_LOCK = threading.Lock()  # flock is per open file; this also covers platforms without it
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class StoredEntry:
     """One entry as the CLI lists it."""
 
@@ -97,14 +97,14 @@ class _NotRegular(Exception):  # noqa: N818 - private, never leaves this module
     """A path is a symbolic link or a special file; the message says which."""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class _FileRecord:
     path: str
     size: int
     sha256: str
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class _Entry:
     directory: Path
     key: str
@@ -535,7 +535,11 @@ def _copy_tree(source: Path, destination: Path) -> tuple[list[_FileRecord], list
             target = destination.joinpath(*relative.parts)
             target.parent.mkdir(parents=True, exist_ok=True)
             target.write_bytes(data)
-            records.append(_FileRecord(str(relative), len(data), hashlib.sha256(data).hexdigest()))
+            records.append(
+                _FileRecord(
+                    path=str(relative), size=len(data), sha256=hashlib.sha256(data).hexdigest()
+                )
+            )
     records.sort(key=lambda record: record.path)
     return records, skipped
 

@@ -119,7 +119,7 @@ def _with_note(result: RestoreResult, note: str) -> RestoreResult:
     return RestoreResult(hit=result.hit, matched_key=result.matched_key, note=joined or None)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class TieredAdmin:
     """Lists and prunes one ref's entries: committed ones on the branch, overlays in the cache."""
 

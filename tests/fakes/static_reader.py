@@ -42,4 +42,10 @@ class StaticPullRequest:
 def added_file(path: str, lines: int, *, width: int = 40) -> ChangedFile:
     """A new file of ``lines`` lines, each about ``width`` characters."""
     body = "".join(f"+line {n:04d} " + "x" * (width - 11) + "\n" for n in range(1, lines + 1))
-    return ChangedFile(path, "added", lines, 0, f"@@ -0,0 +1,{lines} @@\n{body}")
+    return ChangedFile(
+        path=path,
+        status="added",
+        additions=lines,
+        deletions=0,
+        patch=f"@@ -0,0 +1,{lines} @@\n{body}",
+    )

@@ -47,7 +47,9 @@ def test_round_trip_sends_the_js_clients_requests(cache: CacheHarness) -> None:
     assert saved.size_bytes == len(cache.service.find("agent-memory-pr-1-run-101").data)  # type: ignore[union-attr, arg-type]
     cache.clear_memory()
 
-    keys = RestoreKeys("agent-memory-pr-1-run-102", ("agent-memory-pr-1-", "agent-memory-"))
+    keys = RestoreKeys(
+        primary="agent-memory-pr-1-run-102", restore=("agent-memory-pr-1-", "agent-memory-")
+    )
     restored = store.restore(keys, cache.folder)
 
     assert restored.hit
@@ -82,7 +84,7 @@ def test_version_is_the_one_actions_cache_computes_for_the_relative_path(
 
 
 def test_twirp_headers_and_origin(cache: CacheHarness) -> None:
-    cache.store().restore(RestoreKeys("k"), cache.folder)
+    cache.store().restore(RestoreKeys(primary="k"), cache.folder)
     request = cache.service.requests_to(LOOKUP)[0]
     assert request.path == f"/twirp/{SERVICE}/{LOOKUP}"  # the /results-receiver/ path was dropped
     assert request.headers["content-type"] == "application/json"
@@ -116,14 +118,14 @@ def test_large_archive_goes_up_in_blocks(cache: CacheHarness) -> None:
     assert all(len(block.body) <= 200 for block in blocks)
     assert puts[-1].params["comp"] == "blocklist"
     assert puts[-1].headers["content-type"] == "application/xml"
-    assert store.restore(RestoreKeys("k-1"), cache.folder).hit
+    assert store.restore(RestoreKeys(primary="k-1"), cache.folder).hit
     assert cache.read_memory() == {"AGENTS.md": payload}
 
 
 def test_signed_urls_are_used_verbatim(cache: CacheHarness) -> None:
     store = cache.store()
     save(cache, store, "k-1", {"AGENTS.md": "a"})
-    assert store.restore(RestoreKeys("k-1"), cache.folder).hit
+    assert store.restore(RestoreKeys(primary="k-1"), cache.folder).hit
     for request in cache.service.requests_to(BLOB_PUT) + cache.service.requests_to(BLOB_GET):
         assert "%3D" in request.query  # the encoded sig arrived as it was handed out
         assert "authorization" not in request.headers
@@ -136,7 +138,7 @@ def test_prefix_match_returns_the_newest(cache: CacheHarness) -> None:
     store = cache.store()
     save(cache, store, "mem-run-1", {"AGENTS.md": "one"})
     save(cache, store, "mem-run-2", {"AGENTS.md": "two"})
-    result = store.restore(RestoreKeys("mem-run-3", ("mem-run-",)), cache.folder)
+    result = store.restore(RestoreKeys(primary="mem-run-3", restore=("mem-run-",)), cache.folder)
     assert result.matched_key == "mem-run-2"
     assert cache.read_memory() == {"AGENTS.md": "two"}
 
@@ -145,21 +147,21 @@ def test_exact_primary_beats_a_newer_prefix_match(cache: CacheHarness) -> None:
     store = cache.store()
     save(cache, store, "mem-1", {"AGENTS.md": "exact"})
     save(cache, store, "mem-10", {"AGENTS.md": "newer"})
-    assert store.restore(RestoreKeys("mem-1"), cache.folder).matched_key == "mem-1"
+    assert store.restore(RestoreKeys(primary="mem-1"), cache.folder).matched_key == "mem-1"
 
 
 def test_restore_keys_are_tried_in_order(cache: CacheHarness) -> None:
     store = cache.store()
     save(cache, store, "a-old", {"AGENTS.md": "a"})
     save(cache, store, "b-new", {"AGENTS.md": "b"})
-    result = store.restore(RestoreKeys("zzz", ("a-", "b-")), cache.folder)
+    result = store.restore(RestoreKeys(primary="zzz", restore=("a-", "b-")), cache.folder)
     assert result.matched_key == "a-old"
 
 
 def test_an_entry_of_another_version_is_invisible(cache: CacheHarness) -> None:
     other = cache_version(["/github/workspace/.agent-memory"], Compression.ZSTD_WITHOUT_LONG)
     cache.service.seed("mem-1", other, b"whatever")
-    result = cache.store().restore(RestoreKeys("mem-1"), cache.folder)
+    result = cache.store().restore(RestoreKeys(primary="mem-1"), cache.folder)
     assert (result.hit, result.warning) == (False, None)
     assert [r.json()["version"] for r in cache.service.requests_to(LOOKUP)] == [
         VERSION,
@@ -174,7 +176,7 @@ def test_gzip_entries_of_other_clients_are_restored(cache: CacheHarness, tmp_pat
     cache.clear_memory()
     cache.service.seed("mem-1", GZIP_VERSION, archive.read_bytes(), scope="refs/heads/main")
 
-    result = cache.store().restore(RestoreKeys("mem-2", ("mem-",)), cache.folder)
+    result = cache.store().restore(RestoreKeys(primary="mem-2", restore=("mem-",)), cache.folder)
     assert result.hit
     assert cache.read_memory() == {"AGENTS.md": "from a runner without zstd"}
 
@@ -186,10 +188,13 @@ def test_scopes_are_searched_in_ref_order(cache: CacheHarness) -> None:
     save(cache, pr_store, "mem-pr", {"AGENTS.md": "pr"})
     save(cache, main_store, "mem-main", {"AGENTS.md": "main"})  # newer, but a later scope
 
-    assert pr_store.restore(RestoreKeys("x", ("mem-",)), cache.folder).matched_key == "mem-pr"
+    assert (
+        pr_store.restore(RestoreKeys(primary="x", restore=("mem-",)), cache.folder).matched_key
+        == "mem-pr"
+    )
     # The default branch cannot see the pull request's scope.
-    assert not main_store.restore(RestoreKeys("mem-pr"), cache.folder).hit
-    assert main_store.restore(RestoreKeys("mem-"), cache.folder).matched_key == "mem-main"
+    assert not main_store.restore(RestoreKeys(primary="mem-pr"), cache.folder).hit
+    assert main_store.restore(RestoreKeys(primary="mem-"), cache.folder).matched_key == "mem-main"
     assert {e.key: e.scope for e in cache.service.visible()} == {
         "mem-pr": "refs/pull/1/merge",
         "mem-main": "refs/heads/main",
@@ -199,7 +204,9 @@ def test_scopes_are_searched_in_ref_order(cache: CacheHarness) -> None:
 def test_a_base_branch_entry_is_restored_in_a_pull_request(cache: CacheHarness) -> None:
     main_store = cache.store(token=cache.service.add_run(["refs/heads/main"]))
     save(cache, main_store, "mem-main-1", {"AGENTS.md": "committed"})
-    assert cache.store().restore(RestoreKeys("mem-pr-1", ("mem-",)), cache.folder).hit
+    assert (
+        cache.store().restore(RestoreKeys(primary="mem-pr-1", restore=("mem-",)), cache.folder).hit
+    )
     assert cache.read_memory() == {"AGENTS.md": "committed"}
 
 
@@ -217,7 +224,7 @@ def test_keys_are_immutable_and_an_existing_key_is_not_saved(cache: CacheHarness
     assert len(cache.service.requests_to(CREATE)) == 2  # the 409 was not retried
     assert len(cache.service.visible()) == 1
     cache.clear_memory()
-    store.restore(RestoreKeys("mem-1"), cache.folder)
+    store.restore(RestoreKeys(primary="mem-1"), cache.folder)
     assert cache.read_memory() == {"AGENTS.md": "first"}
 
 
@@ -225,13 +232,13 @@ def test_restore_replaces_the_folder_on_a_hit(cache: CacheHarness) -> None:
     store = cache.store()
     save(cache, store, "mem-1", {"AGENTS.md": "saved"})
     cache.write_memory({"stale.md": "old"})
-    assert store.restore(RestoreKeys("mem-1"), cache.folder).hit
+    assert store.restore(RestoreKeys(primary="mem-1"), cache.folder).hit
     assert cache.read_memory() == {"AGENTS.md": "saved"}
 
 
 def test_a_miss_leaves_the_folder_untouched(cache: CacheHarness) -> None:
     cache.write_memory({"AGENTS.md": "checked out"})
-    assert not cache.store().restore(RestoreKeys("nothing"), cache.folder).hit
+    assert not cache.store().restore(RestoreKeys(primary="nothing"), cache.folder).hit
     assert cache.read_memory() == {"AGENTS.md": "checked out"}
 
 
@@ -259,7 +266,7 @@ def test_read_only_token_is_reported_once_and_clearly(cache: CacheHarness) -> No
 def test_read_only_token_still_restores(cache: CacheHarness) -> None:
     save(cache, cache.store(), "mem-1", {"AGENTS.md": "a"})
     token = cache.service.add_run(list(REFS), read_only=True)
-    assert cache.store(token=token).restore(RestoreKeys("mem-1"), cache.folder).hit
+    assert cache.store(token=token).restore(RestoreKeys(primary="mem-1"), cache.folder).hit
 
 
 @pytest.mark.parametrize(
@@ -273,7 +280,7 @@ def test_cache_mode_is_respected_without_requests(
     before = len(cache.service.requests)
     store = cache.store(env={"ACTIONS_CACHE_MODE": mode})
 
-    restored = store.restore(RestoreKeys("mem-1"), cache.folder)
+    restored = store.restore(RestoreKeys(primary="mem-1"), cache.folder)
     cache.write_memory({"AGENTS.md": "b"})
     saved = store.save("mem-2", cache.folder)
 
@@ -293,11 +300,11 @@ def test_cache_mode_is_respected_without_requests(
 @pytest.mark.parametrize(
     "keys",
     [
-        RestoreKeys("k" * 513),
-        RestoreKeys("a,b"),
-        RestoreKeys(""),
-        RestoreKeys("k", tuple(f"r{i}-" for i in range(10))),
-        RestoreKeys("k", ("ok-", "bad,prefix-")),
+        RestoreKeys(primary="k" * 513),
+        RestoreKeys(primary="a,b"),
+        RestoreKeys(primary=""),
+        RestoreKeys(primary="k", restore=tuple(f"r{i}-" for i in range(10))),
+        RestoreKeys(primary="k", restore=("ok-", "bad,prefix-")),
     ],
 )
 def test_restore_refuses_bad_keys_before_any_request(
@@ -321,7 +328,7 @@ def test_save_refuses_bad_keys_before_any_request(cache: CacheHarness, key: str)
 def test_a_key_of_512_characters_is_fine(cache: CacheHarness) -> None:
     store = cache.store()
     save(cache, store, "k" * 512, {"AGENTS.md": "a"})
-    assert store.restore(RestoreKeys("k" * 512), cache.folder).hit
+    assert store.restore(RestoreKeys(primary="k" * 512), cache.folder).hit
 
 
 def test_saving_a_missing_folder_is_a_reason_not_a_request(cache: CacheHarness) -> None:
@@ -345,7 +352,7 @@ def test_signatures_and_token_never_reach_the_log(
 ) -> None:
     store = cache.store()
     save(cache, store, "mem-1", {"AGENTS.md": "a"})
-    store.restore(RestoreKeys("mem-1"), cache.folder)
+    store.restore(RestoreKeys(primary="mem-1"), cache.folder)
     blob_requests = cache.service.requests_to(BLOB_PUT) + cache.service.requests_to(BLOB_GET)
     secrets = [DEFAULT_TOKEN]
     for request in blob_requests:

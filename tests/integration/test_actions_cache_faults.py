@@ -44,7 +44,9 @@ def saved(cache: CacheHarness) -> CacheHarness:
 
 
 def restore(cache: CacheHarness, timeout: float = 5.0, **tuning: Any) -> tuple[bool, str]:
-    result = cache.store(timeout=timeout, **tuning).restore(RestoreKeys("mem-1"), cache.folder)
+    result = cache.store(timeout=timeout, **tuning).restore(
+        RestoreKeys(primary="mem-1"), cache.folder
+    )
     return result.hit, result.warning or ""
 
 
@@ -66,7 +68,7 @@ def test_lookup_gets_five_attempts_with_the_js_backoff(saved: CacheHarness, stat
 def test_backoff_stays_in_the_js_ranges(saved: CacheHarness, rand: float) -> None:
     saved.service.fail(LOOKUP, *[Fault.http(503)] * 5)
     clock = RetryClock(sleep=saved.sleeps.append, random=lambda: rand)
-    saved.store(clock=clock).restore(RestoreKeys("mem-1"), saved.folder)
+    saved.store(clock=clock).restore(RestoreKeys(primary="mem-1"), saved.folder)
     low, high = [4.5, 6.75, 10.125], [6.75, 10.125, 15.1875]
     assert saved.sleeps[0] == 3.0
     assert all(lo <= s < hi for s, lo, hi in zip(saved.sleeps[1:], low, high, strict=True))
@@ -281,7 +283,7 @@ def test_two_resets_give_up(cache: CacheHarness) -> None:
 def test_an_unreachable_service_is_a_miss(cache: CacheHarness) -> None:
     store = cache.store(timeout=0.5)
     cache.service.stop()
-    result = store.restore(RestoreKeys("mem-1"), cache.folder)
+    result = store.restore(RestoreKeys(primary="mem-1"), cache.folder)
     assert not result.hit
     assert "ConnectError" in (result.warning or "")
 

@@ -33,7 +33,7 @@ def test_v1_round_trip(cache: CacheHarness) -> None:
     assert saved.saved
     cache.clear_memory()
 
-    restored = store.restore(RestoreKeys("mem-run-2", ("mem-run-",)), cache.folder)
+    restored = store.restore(RestoreKeys(primary="mem-run-2", restore=("mem-run-",)), cache.folder)
 
     assert (restored.hit, restored.matched_key) == (True, "mem-run-1")
     assert cache.read_memory() == {"AGENTS.md": "ghes memory"}
@@ -58,7 +58,7 @@ def test_v1_headers(cache: CacheHarness) -> None:
     store = cache.store("v1")
     cache.write_memory({"AGENTS.md": "a"})
     store.save("mem-1", cache.folder)
-    store.restore(RestoreKeys("mem-1"), cache.folder)
+    store.restore(RestoreKeys(primary="mem-1"), cache.folder)
     for request in cache.service.requests:
         if request.route.startswith("v1."):
             assert request.headers["accept"] == ACCEPT
@@ -80,12 +80,12 @@ def test_v1_uploads_in_chunks(cache: CacheHarness) -> None:
     assert ranges[0] == "bytes 0-99/*"
     assert ranges[-1] == f"bytes {(len(ranges) - 1) * 100}-{saved.size_bytes - 1}/*"
     cache.clear_memory()
-    assert store.restore(RestoreKeys("mem-1"), cache.folder).hit
+    assert store.restore(RestoreKeys(primary="mem-1"), cache.folder).hit
     assert cache.read_memory() == {"AGENTS.md": payload}
 
 
 def test_v1_miss_is_204(cache: CacheHarness) -> None:
-    result = cache.store("v1").restore(RestoreKeys("nothing"), cache.folder)
+    result = cache.store("v1").restore(RestoreKeys(primary="nothing"), cache.folder)
     assert (result.hit, result.warning) == (False, None)
     assert len(cache.service.requests_to(V1_LOOKUP)) == 2  # zstd, then gzip
 
@@ -108,7 +108,7 @@ def test_v1_existing_key_is_not_saved(cache: CacheHarness) -> None:
 
 def test_v1_does_not_retry_a_500(cache: CacheHarness) -> None:
     cache.service.fail(V1_LOOKUP, Fault.http(500, "boom"))
-    result = cache.store("v1").restore(RestoreKeys("mem-1"), cache.folder)
+    result = cache.store("v1").restore(RestoreKeys(primary="mem-1"), cache.folder)
     assert not result.hit
     assert "boom" in (result.warning or "")
     assert len(cache.service.requests_to(V1_LOOKUP)) == 1
@@ -118,7 +118,7 @@ def test_v1_does_not_retry_a_500(cache: CacheHarness) -> None:
 @pytest.mark.parametrize("status", [502, 503, 504])
 def test_v1_retries_once_after_five_seconds(cache: CacheHarness, status: int) -> None:
     cache.service.fail(V1_LOOKUP, Fault.http(status), Fault.http(status))
-    result = cache.store("v1").restore(RestoreKeys("mem-1"), cache.folder)
+    result = cache.store("v1").restore(RestoreKeys(primary="mem-1"), cache.folder)
     assert not result.hit
     assert "after 2 attempt(s)" in (result.warning or "")
     assert len(cache.service.requests_to(V1_LOOKUP)) == 2
@@ -127,7 +127,7 @@ def test_v1_retries_once_after_five_seconds(cache: CacheHarness, status: int) ->
 
 def test_v1_read_denied_is_a_miss_with_the_message(cache: CacheHarness) -> None:
     cache.service.read_denied = True
-    result = cache.store("v1").restore(RestoreKeys("mem-1"), cache.folder)
+    result = cache.store("v1").restore(RestoreKeys(primary="mem-1"), cache.folder)
     assert not result.hit
     assert "cache read denied:" in (result.warning or "")
 
@@ -140,7 +140,7 @@ def test_v1_upload_chunk_retry_resends_the_same_bytes(cache: CacheHarness) -> No
     first, second = cache.service.requests_to(V1_UPLOAD)
     assert first.body == second.body
     cache.clear_memory()
-    assert store.restore(RestoreKeys("mem-1"), cache.folder).hit
+    assert store.restore(RestoreKeys(primary="mem-1"), cache.folder).hit
     assert cache.read_memory() == {"AGENTS.md": "retry me"}
 
 
@@ -148,5 +148,5 @@ def test_v1_and_v2_entries_are_the_same_version(cache: CacheHarness) -> None:
     cache.write_memory({"AGENTS.md": "shared"})
     assert cache.store("v2").save("mem-1", cache.folder).saved
     cache.clear_memory()
-    assert cache.store("v1").restore(RestoreKeys("mem-1"), cache.folder).hit
+    assert cache.store("v1").restore(RestoreKeys(primary="mem-1"), cache.folder).hit
     assert cache.read_memory() == {"AGENTS.md": "shared"}

@@ -512,7 +512,9 @@ def test_a_dry_run_prints_the_review_saves_memory_and_the_next_run_sees_it(
     # part of the store (the same as a clone of it would use).
     [raw] = LocalDirectoryStore(store_dir).entries()
     assert raw.key.startswith(f"github.com%2F{REPOSITORY.replace('/', '%2F')}/{AGENT_PREFIX}")
-    store = RepositoryStore(LocalDirectoryStore(store_dir), f"github.com/{REPOSITORY}")
+    store = RepositoryStore(
+        store=LocalDirectoryStore(store_dir), repository=f"github.com/{REPOSITORY}"
+    )
     [entry] = store.entries()
     assert entry.key.startswith(f"{AGENT_PREFIX}repo/pr-7/local")
     assert store.read_entry(entry.key)["AGENTS.md"] == LESSON
@@ -788,8 +790,16 @@ def test_memory_blame_shows_which_run_wrote_each_line(
     entry = tmp_path / "entry" / ".agent-memory"
     entry.mkdir(parents=True)
     (entry / "AGENTS.md").write_text("# Conventions\n- Use tenacity.\n- Unknown origin.\n")
-    stamp = Stamp("4242", "1", "pull_request", "mona", 7, "trusted", "2026-11-29T10:00:00Z")
-    Provenance({"- Use tenacity.": stamp}).dump(entry / "provenance.json")
+    stamp = Stamp(
+        run_id="4242",
+        run_attempt="1",
+        event="pull_request",
+        actor="mona",
+        pr=7,
+        trust="trusted",
+        time="2026-11-29T10:00:00Z",
+    )
+    Provenance(records={"- Use tenacity.": stamp}).dump(entry / "provenance.json")
     store_dir = tmp_path / "store"
     LocalDirectoryStore(store_dir).save("memory-agent/v1/memory-agent/repo/committed/1-1", entry)
 

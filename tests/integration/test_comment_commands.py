@@ -517,7 +517,7 @@ def plant_overlay(runner: ActionRunner, text: str) -> None:
     """What a fork's own workflow can save in its pull request's cache scope: an overlay entry
     of its choosing (here: a planted line, and a committed line removed)."""
     folder = runner.workspace.parent / "planted-overlay"
-    write_entry(folder, text, EntryState("overlay", base=SEED), Provenance({}))
+    write_entry(folder, text, EntryState(layer="overlay", base=SEED), Provenance(records={}))
     LocalDirectoryStore(runner.store_dir).save(f"{OVERLAY}666-1-fork-planted", folder)
 
 
@@ -571,7 +571,12 @@ def plant_committed(service: FakeCacheService, tmp_path: Path, token: str) -> No
     its token's ref chain): an entry under the *committed* prefix, holding a planted line."""
     harness = CacheHarness(service, tmp_path / "fork")
     folder = harness.folder
-    write_entry(folder, SEED + PLANTED + "\n", EntryState("committed", base=""), Provenance({}))
+    write_entry(
+        folder,
+        SEED + PLANTED + "\n",
+        EntryState(layer="committed", base=""),
+        Provenance(records={}),
+    )
     assert harness.store(token=token).save(PLANTED_COMMITTED, folder).saved
     harness.close()
     [entry] = [e for e in service.visible() if e.key == PLANTED_COMMITTED]

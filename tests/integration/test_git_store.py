@@ -46,7 +46,7 @@ def test_a_save_creates_the_orphan_branch_and_a_restore_reads_it_back(
     fake: FakeGitHub, tmp_path: Path
 ) -> None:
     store = make_store("Run: 41 attempt 1 (push by mona)")
-    assert store.restore(RestoreKeys(PREFIX), tmp_path / "empty").hit is False
+    assert store.restore(RestoreKeys(primary=PREFIX), tmp_path / "empty").hit is False
     saved = store.save(f"{PREFIX}41-1-job-aa", memory_folder(tmp_path, "- use pytest\n"))
     assert saved.saved, saved.reason
     log = fake.git.log(MEMORY_BRANCH)
@@ -56,7 +56,7 @@ def test_a_save_creates_the_orphan_branch_and_a_restore_reads_it_back(
     entry = json.loads(log[0].files[f"{FOLDER}/{ENTRY_FILE}"])
     assert entry["key"] == f"{PREFIX}41-1-job-aa"
 
-    restored = make_store().restore(RestoreKeys(PREFIX), tmp_path / "back")
+    restored = make_store().restore(RestoreKeys(primary=PREFIX), tmp_path / "back")
     assert restored.hit and restored.matched_key == f"{PREFIX}41-1-job-aa"
     assert (tmp_path / "back" / "AGENTS.md").read_text() == "- use pytest\n"
     assert not (tmp_path / "back" / ENTRY_FILE).exists()  # only the memory files come back
@@ -67,7 +67,7 @@ def test_a_commit_of_another_folder_meanwhile_only_costs_a_retry(
 ) -> None:
     store = make_store()
     assert store.save(f"{PREFIX}1-1-job-aa", memory_folder(tmp_path, "- one\n")).saved
-    store.restore(RestoreKeys(PREFIX), tmp_path / "read")
+    store.restore(RestoreKeys(primary=PREFIX), tmp_path / "read")
     rivals = [MEMORY_BRANCH]
 
     def rival_commits_once() -> None:
@@ -90,8 +90,8 @@ def test_a_save_of_the_folder_by_another_run_meanwhile_is_a_lost_race(
 ) -> None:
     first, second = make_store(), make_store()
     assert first.save(f"{PREFIX}1-1-job-aa", memory_folder(tmp_path, "- one\n")).saved
-    assert second.restore(RestoreKeys(PREFIX), tmp_path / "second").hit
-    assert first.restore(RestoreKeys(PREFIX), tmp_path / "first").hit
+    assert second.restore(RestoreKeys(primary=PREFIX), tmp_path / "second").hit
+    assert first.restore(RestoreKeys(primary=PREFIX), tmp_path / "first").hit
     assert first.save(f"{PREFIX}2-1-job-bb", memory_folder(tmp_path, "- one\n- two\n")).saved
     commits = len(fake.git.commits)
     lost = second.save(f"{PREFIX}3-1-job-cc", memory_folder(tmp_path, "- one\n- three\n", "m3"))
@@ -109,7 +109,7 @@ def test_a_refused_write_is_reported_and_not_tried_again(
         fake.git.protected.add(MEMORY_BRANCH)
     else:
         fake.git.read_only = True
-    store.restore(RestoreKeys(PREFIX), tmp_path / "read")
+    store.restore(RestoreKeys(primary=PREFIX), tmp_path / "read")
     refused = store.save(f"{PREFIX}2-1-job-bb", memory_folder(tmp_path, "- two\n"))
     assert not refused.saved and refused.write_denied
     assert store.refusal is not None and store.refusal.protected is protected
@@ -126,7 +126,7 @@ def test_a_read_answered_403_is_trouble_and_the_next_save_tries_again(
     """A secondary rate limit answers 403 too: on a read it says nothing about writing."""
     store = make_store()
     assert store.save(f"{PREFIX}1-1-job-aa", memory_folder(tmp_path, "- one\n")).saved
-    store.restore(RestoreKeys(PREFIX), tmp_path / "read")
+    store.restore(RestoreKeys(primary=PREFIX), tmp_path / "read")
     answer, limited = fake.git.graphql, [True]
 
     def first_read_rate_limited(document: dict[str, Any]) -> Reply:
@@ -144,7 +144,7 @@ def test_a_read_answered_403_is_trouble_and_the_next_save_tries_again(
 def test_the_log_lists_the_commits_of_one_folder(fake: FakeGitHub, tmp_path: Path) -> None:
     store = make_store()
     for number in (1, 2):
-        store.restore(RestoreKeys(PREFIX), tmp_path / f"r{number}")
+        store.restore(RestoreKeys(primary=PREFIX), tmp_path / f"r{number}")
         folder = memory_folder(tmp_path, f"- fact {number}\n", f"m{number}")
         assert store.save(f"{PREFIX}{number}-1-job-aa", folder).saved
     fake.git.commit_files(MEMORY_BRANCH, {"elsewhere/AGENTS.md": "- not ours\n"})
@@ -160,7 +160,7 @@ def test_a_save_onto_a_new_branch_leaves_the_memory_branch_and_opens_a_pull_requ
 ) -> None:
     store = make_store()
     assert store.save(f"{PREFIX}1-1-job-aa", memory_folder(tmp_path, "- one\n")).saved
-    store.restore(RestoreKeys(PREFIX), tmp_path / "read")
+    store.restore(RestoreKeys(primary=PREFIX), tmp_path / "read")
     before = fake.git.head(MEMORY_BRANCH)
     saved = store.save(f"{PREFIX}2-1-job-bb", memory_folder(tmp_path, "- two\n"), onto="prop/2")
     assert saved.saved and saved.reason == "on branch prop/2"
@@ -188,7 +188,7 @@ def test_a_push_to_the_new_branch_meanwhile_refuses_the_save_onto_it(
 ) -> None:
     store = make_store()
     assert store.save(f"{PREFIX}1-1-job-aa", memory_folder(tmp_path, "- one\n")).saved
-    store.restore(RestoreKeys(PREFIX), tmp_path / "read")
+    store.restore(RestoreKeys(primary=PREFIX), tmp_path / "read")
 
     def someone_pushes() -> None:
         fake.git.commit_files("prop/3", {"theirs.txt": "x\n"})
@@ -245,7 +245,7 @@ def test_when_github_cannot_be_read_the_cache_copy_is_read_and_nothing_is_carrie
         return answer(document)
 
     monkeypatch.setattr(fake.git, "graphql", reads_fail)
-    restored = tiered.restore(RestoreKeys(PREFIX), tmp_path / "back")
+    restored = tiered.restore(RestoreKeys(primary=PREFIX), tmp_path / "back")
 
     assert restored.hit and restored.note is not None
     assert "read the cache's copy" in restored.note, restored.note

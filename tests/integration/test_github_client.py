@@ -447,17 +447,21 @@ def test_changed_files_follow_every_page(api: responses.RequestsMock) -> None:
 
     assert files == [
         ChangedFile(
-            "uploader/retry.py", "added", 12, 0, "@@ -0,0 +1,12 @@\n+def retry(times):\n+    ..."
+            path="uploader/retry.py",
+            status="added",
+            additions=12,
+            deletions=0,
+            patch="@@ -0,0 +1,12 @@\n+def retry(times):\n+    ...",
         ),
         ChangedFile(
-            "uploader/client.py",
-            "renamed",
-            2,
-            3,
-            "@@ -1,3 +1,2 @@\n-import http\n+import retry",
+            path="uploader/client.py",
+            status="renamed",
+            additions=2,
+            deletions=3,
+            patch="@@ -1,3 +1,2 @@\n-import http\n+import retry",
             previous_path="uploader/http.py",
         ),
-        ChangedFile("docs/logo.png", "modified", 0, 0, None),
+        ChangedFile(path="docs/logo.png", status="modified", additions=0, deletions=0, patch=None),
     ]
 
 

@@ -21,7 +21,7 @@ import responses
 from responses import matchers
 
 from memory_action.errors import GitHubError
-from memory_action.github.after_merge import MergedPullRequest, StickyComment
+from memory_action.github.after_merge import MergedPullRequest, StickyComment, TrustedComment
 from memory_action.github.api import DEFAULT_API_URL
 from memory_action.github.client import GitHubClient
 from memory_action.memory.markers import comment_marker
@@ -220,7 +220,8 @@ def test_a_comment_edited_only_by_the_bot_is_trusted(api: responses.RequestsMock
     comments(api)
     graphql(api, edits(("Bot", "github-actions")))
 
-    comment, reason = client().trusted_comment(12, MARKER)
+    trusted = client().trusted_comment(12, MARKER)
+    comment, reason = trusted.comment, trusted.reason
 
     assert comment is not None
     assert comment.id == BOT_COMMENT_ID
@@ -249,7 +250,8 @@ def test_a_comment_ticked_by_a_maintainer_is_trusted(api: responses.RequestsMock
     graphql(api, fixture("graphql_comment_edits.json"))  # hubot ticked a box
     permission(api, "hubot", "maintain")
 
-    comment, reason = client().trusted_comment(12, MARKER)
+    trusted = client().trusted_comment(12, MARKER)
+    comment, reason = trusted.comment, trusted.reason
 
     assert comment is not None
     assert reason == f"comment {BOT_COMMENT_ID} on #12 was edited by hubot, with write access"
@@ -264,7 +266,8 @@ def test_a_comment_edited_without_write_access_is_ignored(
     permission(api, "hubot", "write")
     permission(api, "mallory", role)
 
-    comment, reason = client().trusted_comment(12, MARKER)
+    trusted = client().trusted_comment(12, MARKER)
+    comment, reason = trusted.comment, trusted.reason
 
     assert comment is None
     assert reason == (
@@ -277,7 +280,8 @@ def test_a_history_longer_than_one_page_is_ignored(api: responses.RequestsMock) 
     comments(api)
     graphql(api, edits(("Bot", "github-actions"), total=101))
 
-    comment, reason = client().trusted_comment(12, MARKER)
+    trusted = client().trusted_comment(12, MARKER)
+    comment, reason = trusted.comment, trusted.reason
 
     assert comment is None
     assert reason.endswith("it has 101 edits, more than can be checked")
@@ -299,7 +303,8 @@ def test_a_graphql_error_leaves_the_comment_ignored(api: responses.RequestsMock)
     }
     graphql(api, answer)
 
-    comment, reason = client().trusted_comment(12, MARKER)
+    trusted = client().trusted_comment(12, MARKER)
+    comment, reason = trusted.comment, trusted.reason
 
     assert comment is None
     assert reason == (
@@ -314,7 +319,8 @@ def test_a_failed_graphql_request_leaves_the_comment_ignored(
     comments(api)
     graphql(api, {"message": f"Bad credentials {TOKEN}"}, status=401)
 
-    comment, reason = client().trusted_comment(12, MARKER)
+    trusted = client().trusted_comment(12, MARKER)
+    comment, reason = trusted.comment, trusted.reason
 
     assert comment is None
     assert reason.endswith("reading its edit history failed: HTTP 401 Bad credentials ***")
@@ -334,7 +340,8 @@ def test_an_answer_that_does_not_match_the_comment_is_ignored(
     comments(api)
     graphql(api, edits(**node))
 
-    comment, reason = client().trusted_comment(12, MARKER)
+    trusted = client().trusted_comment(12, MARKER)
+    comment, reason = trusted.comment, trusted.reason
 
     assert comment is None
     assert why in reason
@@ -346,9 +353,9 @@ def test_an_edit_by_a_deleted_account_is_ignored(api: responses.RequestsMock) ->
     answer["data"]["node"]["userContentEdits"]["nodes"][0]["editor"] = None
     graphql(api, answer)
 
-    assert client().trusted_comment(12, MARKER) == (
-        None,
-        f"ignored comment {BOT_COMMENT_ID} on #12: an edit was made by a deleted account",
+    assert client().trusted_comment(12, MARKER) == TrustedComment(
+        comment=None,
+        reason=f"ignored comment {BOT_COMMENT_ID} on #12: an edit was made by a deleted account",
     )
 
 
@@ -382,15 +389,16 @@ def test_comment_editors_is_none_when_github_cannot_tell(api: responses.Requests
 def test_no_comment_is_nothing_to_trust(api: responses.RequestsMock) -> None:
     api.get(f"{REPO}/issues/12/comments", json=fixture("issue_comments_sticky.json")[:1])
 
-    assert client().trusted_comment(12, MARKER) == (None, "#12 has no comment of this agent")
+    assert client().trusted_comment(12, MARKER) == TrustedComment(
+        comment=None, reason="#12 has no comment of this agent"
+    )
 
 
 def test_comments_that_cannot_be_listed_are_not_trusted(api: responses.RequestsMock) -> None:
     api.get(f"{REPO}/issues/12/comments", status=403, json={"message": "Forbidden"})
 
-    assert client().trusted_comment(12, MARKER) == (
-        None,
-        "ignored: listing comments of #12 failed: HTTP 403 Forbidden",
+    assert client().trusted_comment(12, MARKER) == TrustedComment(
+        comment=None, reason="ignored: listing comments of #12 failed: HTTP 403 Forbidden"
     )
 
 
@@ -430,7 +438,8 @@ def test_a_permission_404_leaves_the_comment_ignored(api: responses.RequestsMock
     graphql(api, edits(("User", "gone-user")))
     api.get(f"{REPO}/collaborators/gone-user/permission", status=404, json={"message": "Not Found"})
 
-    comment, reason = client().trusted_comment(12, MARKER)
+    trusted = client().trusted_comment(12, MARKER)
+    comment, reason = trusted.comment, trusted.reason
 
     assert comment is None
     assert reason == (
@@ -467,7 +476,7 @@ def test_an_enterprise_server_posts_graphql_to_api_graphql(api: responses.Reques
     graphql(api, fixture("graphql_comment_edits.json"), url=f"{server}/api/graphql")
     permission(api, "hubot", "write", base)
 
-    comment, _ = client("https://github.example.test/api/v3/").trusted_comment(12, MARKER)
+    comment = client("https://github.example.test/api/v3/").trusted_comment(12, MARKER).comment
 
     assert comment is not None
     assert [c.request.url for c in api.calls][1] == f"{server}/api/graphql"

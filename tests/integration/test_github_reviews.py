@@ -63,7 +63,14 @@ def client() -> GitHubClient:
 def inline(
     line: int, path: str = "src/big.py", body: str = "", side: str = "RIGHT"
 ) -> InlineComment:
-    return InlineComment(path, line, side, None, None, gate(body or f"about line {line}"))
+    return InlineComment(
+        path=path,
+        line=line,
+        side=side,
+        start_line=None,
+        start_side=None,
+        body=gate(body or f"about line {line}"),
+    )
 
 
 class Pauses(list[float]):

@@ -53,7 +53,12 @@ def files(*pairs: tuple[str, str]) -> list[dict[str, Any]]:
 
 
 def as_changed(found: list[dict[str, Any]]) -> list[ChangedFile]:
-    return [ChangedFile(f["filename"], f["status"], 0, 0, f["patch"]) for f in found]
+    return [
+        ChangedFile(
+            path=f["filename"], status=f["status"], additions=0, deletions=0, patch=f["patch"]
+        )
+        for f in found
+    ]
 
 
 @pytest.fixture

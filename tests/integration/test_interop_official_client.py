@@ -251,7 +251,7 @@ def test_we_restore_what_the_official_client_saved(
     assert saved.cache_id > 0
     assert entry_versions(cache.service) == {key: VERSION}
     result = cache.store(protocol).restore(
-        RestoreKeys(f"{COMMITTED}2002-1", (COMMITTED,)), cache.folder
+        RestoreKeys(primary=f"{COMMITTED}2002-1", restore=(COMMITTED,)), cache.folder
     )
     assert (result.hit, result.matched_key, result.warning) == (True, key, None)
     assert tree(cache.workspace) == expected_tree() == tree(js.workspace)
@@ -279,7 +279,7 @@ def test_we_restore_a_gzip_entry_through_the_fallback(
     assert entry.data is not None
     assert entry.data[:2] == b"\x1f\x8b"  # a gzip stream
     result = cache.store(protocol).restore(
-        RestoreKeys(f"{COMMITTED}3002-1", (COMMITTED,)), cache.folder
+        RestoreKeys(primary=f"{COMMITTED}3002-1", restore=(COMMITTED,)), cache.folder
     )
     assert (result.hit, result.matched_key, result.warning) == (True, key, None)
     assert tree(cache.workspace) == expected_tree()

@@ -309,7 +309,9 @@ def cache_runs(
     harness = CacheHarness(service, root.parent / "planter")  # what the test gives: not read
     stamp = {"run_id": "1", "run_attempt": "1", "event": "push", "actor": f"@{TEAM} {TOKEN}"}
     stamp |= {"pr": None, "trust": "trusted", "time": "2026-11-29T08:15:00Z"}
-    write_entry(harness.folder, f"- {LOUD}\n", EntryState("overlay", base=""), Provenance({}))
+    write_entry(
+        harness.folder, f"- {LOUD}\n", EntryState(layer="overlay", base=""), Provenance(records={})
+    )
     tampered = {"version": 1, "entries": {f"- {LOUD}": stamp}}
     (harness.folder / PROVENANCE_FILE).write_text(json.dumps(tampered), encoding="utf-8")
     assert harness.store(token=pr_token).save(planted_key, harness.folder).saved

@@ -139,7 +139,9 @@ def test_review_local_sends_the_diff_prints_the_review_and_saves_memory(
     assert {r.header("authorization") for r in stub.requests} == {f"Bearer {MODEL_KEY}"}
     assert stub.requests[0].body["model"] == "gpt-4.1-mini"
     # Memory went to the local store, in the local change's own layer of its repository.
-    store = RepositoryStore(LocalDirectoryStore(tmp_path / "store"), "github.com/octo/demo")
+    store = RepositoryStore(
+        store=LocalDirectoryStore(tmp_path / "store"), repository="github.com/octo/demo"
+    )
     [entry] = store.entries()
     assert entry.key.startswith(LOCAL_OVERLAY)
     assert store.read_entry(entry.key)["AGENTS.md"] == LESSON

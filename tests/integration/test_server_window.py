@@ -42,7 +42,7 @@ def ask(routes: dict[str, Any], model: str = LLAMA_MODEL_ID, key: str = "") -> S
 
 def test_llama_cpp_says_its_window_in_the_model_list() -> None:
     found = ask(LLAMA_CPP, model="any-name")  # llama-server serves its one model by any name
-    assert found == ServedWindow(16384, "llama.cpp GET /v1/models meta.n_ctx 16,384")
+    assert found == ServedWindow(tokens=16384, origin="llama.cpp GET /v1/models meta.n_ctx 16,384")
 
 
 def test_vllm_says_its_window_in_the_model_list() -> None:
@@ -63,32 +63,34 @@ def test_vllm_says_its_window_in_the_model_list() -> None:
         ],
     }
     found = ask({"GET /v1/models": listed}, model="Qwen/Qwen2.5-Coder-1.5B-Instruct")
-    assert found == ServedWindow(32768, "vLLM GET /v1/models max_model_len 32,768")
+    assert found == ServedWindow(tokens=32768, origin="vLLM GET /v1/models max_model_len 32,768")
 
 
 def test_an_older_llama_cpp_says_it_in_props_and_the_training_length_is_not_taken() -> None:
     found = ask(LLAMA_CPP_OLDER)
-    assert found == ServedWindow(8192, "llama.cpp GET /props n_ctx 8,192")
+    assert found == ServedWindow(tokens=8192, origin="llama.cpp GET /props n_ctx 8,192")
 
 
 def test_ollama_says_the_num_ctx_its_modelfile_sets() -> None:
     with OpenAIStub(routes=OLLAMA_NUM_CTX) as stub:
         found = served_window(OLLAMA_MODEL, stub.url("/v1"))
         [show] = [r for r in stub.other_requests if r.path == "/api/show"]
-    assert found == ServedWindow(16384, "Ollama POST /api/show parameters num_ctx 16,384")
+    assert found == ServedWindow(
+        tokens=16384, origin="Ollama POST /api/show parameters num_ctx 16,384"
+    )
     assert show.method == "POST"
     assert show.body == {"model": OLLAMA_MODEL}
 
 
 def test_ollama_says_the_window_it_gave_the_loaded_model_before_the_model_s_own() -> None:
     found = ask(OLLAMA_LOADED, model=OLLAMA_MODEL)
-    assert found == ServedWindow(16384, "Ollama GET /api/ps context_length 16,384")
+    assert found == ServedWindow(tokens=16384, origin="Ollama GET /api/ps context_length 16,384")
 
 
 def test_ollama_without_num_ctx_says_the_model_s_context_length() -> None:
     found = ask(OLLAMA_DEFAULTS, model=OLLAMA_MODEL)
     assert found == ServedWindow(
-        32768, "Ollama POST /api/show model_info qwen2.context_length 32,768"
+        tokens=32768, origin="Ollama POST /api/show model_info qwen2.context_length 32,768"
     )
 
 
@@ -128,7 +130,7 @@ def test_settings_ask_only_when_neither_the_user_nor_the_table_says() -> None:
 
     def server(model: str, base_url: str, key: str) -> ServedWindow:
         asked.append(model)
-        return ServedWindow(16384, "llama.cpp GET /v1/models meta.n_ctx 16,384")
+        return ServedWindow(tokens=16384, origin="llama.cpp GET /v1/models meta.n_ctx 16,384")
 
     local = {"INPUT_MODEL": LOCAL_MODEL, "INPUT_MODEL_BASE_URL": "http://127.0.0.1:1/v1"}
     settings = parse_settings(local, ask_server=server)
@@ -152,7 +154,7 @@ def test_a_max_memory_kb_that_fits_the_served_window_is_accepted() -> None:
         "INPUT_MODEL_BASE_URL": "http://127.0.0.1:1/v1",
         "INPUT_MAX_MEMORY_KB": "16",
     }
-    served = ServedWindow(16384, "llama.cpp GET /v1/models meta.n_ctx 16,384")
+    served = ServedWindow(tokens=16384, origin="llama.cpp GET /v1/models meta.n_ctx 16,384")
     assert parse_settings(env, ask_server=lambda *_: served).max_memory_kb == 16
 
 

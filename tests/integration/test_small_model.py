@@ -143,7 +143,7 @@ def test_a_cut_off_answer_asked_again_gives_the_review_and_is_never_sent_on(
 def engine(stub: OpenAIStub, *, calls: int = 12) -> tuple[ReviewEngine, StaticPullRequest]:
     """The engine on six files that take two parts at 8,000 tokens, with the real ChatOpenAI."""
     settings = Settings(
-        model=ModelSpec("openai", "qwen2.5-coder-1.5b"),
+        model=ModelSpec(provider="openai", name="qwen2.5-coder-1.5b"),
         model_base_url=stub.url("/v1"),
         model_api_key=Secret("sk-local"),
     )

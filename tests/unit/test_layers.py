@@ -75,7 +75,7 @@ def stamp(run: int, event: str = "push", pr: int | None = None) -> Stamp:
 def fact_stamps(text: str, run: int, event: str = "push") -> Provenance:
     """Every non-blank line of ``text`` stamped by ``run``."""
     return Provenance(
-        {line.strip(): stamp(run, event) for line in text.splitlines() if line.strip()}
+        records={line.strip(): stamp(run, event) for line in text.splitlines() if line.strip()}
     )
 
 
@@ -129,11 +129,15 @@ class World:
         self, run: int, text: str, base: str | None = BASE, parents: Iterable[str] = ()
     ) -> str:
         """A committed entry saved by ``run``; ``base=None``: one without a state file."""
-        state = None if base is None else EntryState("committed", base, tuple(parents))
+        state = (
+            None
+            if base is None
+            else EntryState(layer="committed", base=base, parents=tuple(parents))
+        )
         return self.put(f"{COMMITTED}{run}-1", text, state, fact_stamps(text, run))
 
     def overlay(self, run: int, text: str, base: str, parents: Iterable[str] = ()) -> str:
-        state = EntryState("overlay", base, tuple(parents))
+        state = EntryState(layer="overlay", base=base, parents=tuple(parents))
         return self.put(f"{OVERLAY}{run}-1", text, state, fact_stamps(text, run, "pull_request"))
 
     def layers(
@@ -145,7 +149,7 @@ class World:
         lister: Callable[[str], EntryLister] | None = None,
     ) -> LayerStore:
         def by_ref(_ref: str) -> LocalLayerAdmin:
-            return LocalLayerAdmin(self.store)
+            return LocalLayerAdmin(store=self.store)
 
         return LayerStore(
             store=self.store,
@@ -166,7 +170,7 @@ def committed_scope(run: int = 99) -> MemoryScope:
     return MemoryScope(
         kind=ScopeKind.REPO,
         description="repository memory (default branch main)",
-        restore=RestoreKeys(COMMITTED),
+        restore=RestoreKeys(primary=COMMITTED),
         committed_prefix=COMMITTED,
         overlay_prefix=None,
         save_key=f"{COMMITTED}{run}-1",
@@ -182,7 +186,7 @@ def overlay_scope(run: int = 99) -> MemoryScope:
     return MemoryScope(
         kind=ScopeKind.REPO,
         description="repository memory (default branch main)",
-        restore=RestoreKeys(OVERLAY, (COMMITTED,)),
+        restore=RestoreKeys(primary=OVERLAY, restore=(COMMITTED,)),
         committed_prefix=COMMITTED,
         overlay_prefix=OVERLAY,
         save_key=f"{OVERLAY}{run}-1",
@@ -248,7 +252,7 @@ class ByRef:
     on_fork: list[ListedEntry] | None
 
     def __call__(self, ref: str) -> EntryLister:
-        return ForkScope(self.on_fork) if ref == FORK_REF else LocalLayerAdmin(self.store)
+        return ForkScope(self.on_fork) if ref == FORK_REF else LocalLayerAdmin(store=self.store)
 
 
 def on_a_fork(world: World, on_fork: list[ListedEntry] | None) -> LayerStore:
@@ -266,7 +270,10 @@ def test_on_a_fork_committed_memory_is_read_when_its_scope_holds_none(world: Wor
 @pytest.mark.parametrize(
     ("on_fork", "said"),
     [
-        ([ListedEntry(f"{COMMITTED}666-1-planted", 1.0)], "holds 1 entries under the committed"),
+        (
+            [ListedEntry(key=f"{COMMITTED}666-1-planted", created=1.0)],
+            "holds 1 entries under the committed",
+        ),
         (None, "grant `actions: read`"),
     ],
 )
@@ -297,7 +304,7 @@ def test_one_entry_is_restored_as_it_is(world: World) -> None:
     assert committed.newest.key == key
     assert committed.text == BASE + "- Fact one.\n"
     assert committed.holds == {key, ancestor}
-    assert committed.newest.state == EntryState("committed", BASE, (ancestor,))
+    assert committed.newest.state == EntryState(layer="committed", base=BASE, parents=(ancestor,))
     assert committed.provenance.records["- Fact one."] == stamp(1)
     assert committed.notes == ()
 
@@ -379,7 +386,7 @@ def test_an_entry_without_state_merges_from_an_empty_base(world: World) -> None:
 def test_fetching_an_entry_without_state_has_no_history(world: World) -> None:
     key = world.committed(1, BASE, base=None)
 
-    fetched = fetch(world.store, RestoreKeys(key), world.folder("scratch"))
+    fetched = fetch(world.store, RestoreKeys(primary=key), world.folder("scratch"))
 
     assert fetched.key == key
     assert fetched.state is None
@@ -395,7 +402,7 @@ def test_a_tampered_state_is_ignored_like_a_missing_one(world: World) -> None:
     (folder / "planted.sh").write_text("echo hi\n")
     world.store.save(f"{COMMITTED}1-1", folder)
 
-    fetched = fetch(world.store, RestoreKeys(COMMITTED), world.folder("scratch"))
+    fetched = fetch(world.store, RestoreKeys(primary=COMMITTED), world.folder("scratch"))
 
     assert fetched.text == BASE
     assert fetched.state is None
@@ -500,7 +507,7 @@ class EditedListing:
     drop: frozenset[str] = frozenset()
 
     def list_entries(self, prefix: str) -> list[ListedEntry]:
-        listed = LocalLayerAdmin(self.store).list_entries(prefix)
+        listed = LocalLayerAdmin(store=self.store).list_entries(prefix)
         return [*self.add, *(e for e in listed if e.key not in self.drop)]
 
     def prune(self, *, prefix: str, superseded: frozenset[str], saved_key: str) -> int:
@@ -512,7 +519,9 @@ def test_a_listed_entry_that_is_gone_by_the_time_it_is_read_is_skipped(world: Wo
     root = world.committed(1, BASE, base="")
     world.committed(2, BASE + "- Fact two.\n", parents=[root])
     world.committed(3, BASE + "- Fact three.\n", parents=[root])
-    gone = ListedEntry(f"{COMMITTED}5-1", world.clock.now + 10)  # evicted after the listing
+    gone = ListedEntry(
+        key=f"{COMMITTED}5-1", created=world.clock.now + 10
+    )  # evicted after the listing
     listing = EditedListing(world.store, add=(gone,))
 
     committed = restore_committed(world.layers(lister=lambda _ref: listing), committed_scope())
@@ -545,8 +554,8 @@ class SameSecondListing:
     store: LocalDirectoryStore
 
     def list_entries(self, prefix: str) -> list[ListedEntry]:
-        listed = LocalLayerAdmin(self.store).list_entries(prefix)
-        return [ListedEntry(e.key, 0.0) for e in reversed(listed)]
+        listed = LocalLayerAdmin(store=self.store).list_entries(prefix)
+        return [ListedEntry(key=e.key, created=0.0) for e in reversed(listed)]
 
     def prune(self, *, prefix: str, superseded: frozenset[str], saved_key: str) -> int:
         del prefix, superseded, saved_key
@@ -611,7 +620,9 @@ def test_an_overlay_keeps_what_committed_memory_deleted_meanwhile_deleted(world:
 def test_an_overlay_without_an_overlay_state_is_merged_from_an_empty_base(world: World) -> None:
     world.committed(1, BASE + "- Committed fact.\n")
     # Saved by an older version, or with a committed-layer state: no base to diff against.
-    world.put(f"{OVERLAY}2-1", BASE + "- PR fact.\n", EntryState("committed", "", ()))
+    world.put(
+        f"{OVERLAY}2-1", BASE + "- PR fact.\n", EntryState(layer="committed", base="", parents=())
+    )
 
     start = restore_layers(world.layers(), overlay_scope())
 
@@ -641,7 +652,7 @@ def test_a_given_overlay_is_used_instead_of_the_stored_one(world: World) -> None
     from_comment = Fetched(
         result=RestoreResult(hit=True, matched_key=None),
         text=BASE + "- From the comment.\n",
-        state=EntryState("overlay", base=BASE),
+        state=EntryState(layer="overlay", base=BASE),
     )
 
     start = restore_layers(world.layers(), overlay_scope(), from_comment)
@@ -679,7 +690,7 @@ def test_an_overlay_save_records_the_committed_text_and_the_previous_overlay(wor
     )
 
     assert text == final  # committed memory is re-applied at restore, never saved into it
-    assert state == EntryState("overlay", base=start.committed.text, parents=(previous,))
+    assert state == EntryState(layer="overlay", base=start.committed.text, parents=(previous,))
     assert state.base == BASE
     assert saved_provenance is provenance
     assert holds == {previous}
@@ -691,10 +702,10 @@ def test_a_first_overlay_save_has_no_parents(world: World) -> None:
     start = restore_layers(world.layers(), overlay_scope())
 
     _, state, _, holds, _ = prepare_save(
-        world.layers(), overlay_scope(), start, BASE + "- PR fact.\n", Provenance({})
+        world.layers(), overlay_scope(), start, BASE + "- PR fact.\n", Provenance(records={})
     )
 
-    assert state == EntryState("overlay", base=BASE, parents=())
+    assert state == EntryState(layer="overlay", base=BASE, parents=())
     assert holds == frozenset()
 
 
@@ -706,11 +717,11 @@ def test_an_overlay_save_merges_another_run_of_the_same_pull_request(world: Worl
     final = BASE + "- Learned by this run.\n"
 
     text, state, _, holds, notes = prepare_save(
-        world.layers(), overlay_scope(), start, final, Provenance({})
+        world.layers(), overlay_scope(), start, final, Provenance(records={})
     )
 
     assert text == BASE + "- Learned by the other run.\n- Learned by this run.\n"
-    assert state == EntryState("overlay", base=BASE, parents=(other,))
+    assert state == EntryState(layer="overlay", base=BASE, parents=(other,))
     assert holds == {other}
     assert notes == (f"merged {other}, saved by another run of this pull request meanwhile",)
 
@@ -726,7 +737,7 @@ def test_an_overlay_save_rebases_a_racing_overlay_made_on_older_committed_memory
     final = start.text + "- This run.\n"
 
     text, _, _, holds, _ = prepare_save(
-        world.layers(), overlay_scope(), start, final, Provenance({})
+        world.layers(), overlay_scope(), start, final, Provenance(records={})
     )
 
     for line in ("- Other run.", "- Its second run.", "- Committed later.", "- This run."):
@@ -739,7 +750,7 @@ def test_a_committed_save_merges_what_another_run_saved_meanwhile(world: World) 
     start = restore_layers(world.layers(), committed_scope())
     other = world.committed(2, BASE + "- Saved by the other run.\n", parents=[first])
     final = BASE + "- Learned by this run.\n"
-    provenance = Provenance({"- Learned by this run.": stamp(9)})
+    provenance = Provenance(records={"- Learned by this run.": stamp(9)})
 
     text, state, merged, holds, notes = prepare_save(
         world.layers(), committed_scope(), start, final, provenance
@@ -747,7 +758,7 @@ def test_a_committed_save_merges_what_another_run_saved_meanwhile(world: World) 
 
     assert text == BASE + "- Saved by the other run.\n- Learned by this run.\n"
     assert holds == {first, other}
-    assert state == EntryState("committed", base=BASE, parents=tuple(sorted({first, other})))
+    assert state == EntryState(layer="committed", base=BASE, parents=tuple(sorted({first, other})))
     assert notes == (f"merged {other}, saved by another run while this one ran",)
     assert merged.records["- Learned by this run."] == stamp(9)
     assert merged.records["- Saved by the other run."] == stamp(2)
@@ -768,11 +779,11 @@ def test_a_committed_save_with_nothing_saved_meanwhile_is_the_final_text(world: 
     final = BASE + "- Learned by this run.\n"
 
     text, state, _, holds, notes = prepare_save(
-        world.layers(), committed_scope(), start, final, Provenance({})
+        world.layers(), committed_scope(), start, final, Provenance(records={})
     )
 
     assert text == final
-    assert state == EntryState("committed", base=BASE, parents=(first,))
+    assert state == EntryState(layer="committed", base=BASE, parents=(first,))
     assert holds == {first}
     assert notes == ()
 
@@ -782,11 +793,11 @@ def test_a_first_committed_save_merges_a_first_save_of_another_run(world: World)
     other = world.committed(2, "# Notes\n- Other run.\n", base="")
 
     text, state, _, holds, notes = prepare_save(
-        world.layers(), committed_scope(), start, "# Notes\n- This run.\n", Provenance({})
+        world.layers(), committed_scope(), start, "# Notes\n- This run.\n", Provenance(records={})
     )
 
     assert text == "# Notes\n- Other run.\n- This run.\n"
-    assert state == EntryState("committed", base="", parents=(other,))
+    assert state == EntryState(layer="committed", base="", parents=(other,))
     assert holds == {other}
     assert notes == (f"merged {other}, saved by another run while this one ran",)
 
@@ -798,7 +809,7 @@ def test_a_committed_save_does_not_merge_when_lossless_is_off(world: World) -> N
     final = BASE + "- Learned by this run.\n"
 
     text, _, _, holds, notes = prepare_save(
-        world.layers(lossless=False), committed_scope(), start, final, Provenance({})
+        world.layers(lossless=False), committed_scope(), start, final, Provenance(records={})
     )
 
     assert text == final
@@ -808,9 +819,9 @@ def test_a_committed_save_does_not_merge_when_lossless_is_off(world: World) -> N
 
 def test_write_entry_lays_out_an_entry(world: World) -> None:
     folder = world.folder("entry")
-    state = EntryState("committed", base=BASE, parents=("k",))
+    state = EntryState(layer="committed", base=BASE, parents=("k",))
 
-    write_entry(folder, BASE, state, Provenance({"- Use pytest.": stamp(1)}))
+    write_entry(folder, BASE, state, Provenance(records={"- Use pytest.": stamp(1)}))
 
     assert sorted(p.relative_to(folder).as_posix() for p in folder.rglob("*") if p.is_file()) == [
         STATE_FILE,
@@ -917,15 +928,26 @@ def test_secrets_in_a_restored_provenance_sidecar_never_travel_on(world: World) 
 
 
 def starting(committed_text: str, newest_text: str, overlay: Fetched | None) -> StartingMemory:
-    newest = Fetched(RestoreResult(hit=True, matched_key=f"{COMMITTED}1-1"), text=newest_text)
-    committed = Committed(newest, committed_text, frozenset(), Provenance({}))
-    return StartingMemory(newest.result, committed, overlay, "start", Provenance({}), ())
+    newest = Fetched(
+        result=RestoreResult(hit=True, matched_key=f"{COMMITTED}1-1"), text=newest_text
+    )
+    committed = Committed(
+        newest=newest, text=committed_text, holds=frozenset(), provenance=Provenance(records={})
+    )
+    return StartingMemory(
+        restored=newest.result,
+        committed=committed,
+        overlay=overlay,
+        text="start",
+        provenance=Provenance(records={}),
+        notes=(),
+    )
 
 
 def test_layer_text_is_what_the_layer_this_run_saves_to_holds() -> None:
-    stored = Fetched(RestoreResult(hit=True, matched_key=f"{OVERLAY}2-1"), text="overlay\n")
-    missed = Fetched(RestoreResult.miss())
-    from_comment = Fetched(RestoreResult(hit=True, matched_key=None), text="comment\n")
+    stored = Fetched(result=RestoreResult(hit=True, matched_key=f"{OVERLAY}2-1"), text="overlay\n")
+    missed = Fetched(result=RestoreResult.miss())
+    from_comment = Fetched(result=RestoreResult(hit=True, matched_key=None), text="comment\n")
 
     assert starting("merged\n", "newest\n", stored).layer_text == "overlay\n"
     assert starting("merged\n", "newest\n", missed).layer_text == "newest\n"

@@ -55,11 +55,18 @@ class CommentsOnly:
         body = self.bodies.get(pr_number)
         if body is None:
             return None
-        return StickyComment(1, "IC_1", body, "github-actions[bot]", WHEN, WHEN)
+        return StickyComment(
+            id=1,
+            node_id="IC_1",
+            body=body,
+            author_login="github-actions[bot]",
+            created_at=WHEN,
+            updated_at=WHEN,
+        )
 
     def workflow_run(self, run_id: int) -> WorkflowRun:
         """Every run a block names is a run of this workflow (``promotion`` checks it)."""
-        return WorkflowRun(run_id, "octo-org/octo-repo", WORKFLOW_PATH)
+        return WorkflowRun(id=run_id, repository="octo-org/octo-repo", path=WORKFLOW_PATH)
 
     def look_up_workflow_runs(self, run_ids: Sequence[int], workflow_path: str) -> None:
         """Nothing to ask ahead: ``workflow_run`` answers every run."""
@@ -188,7 +195,7 @@ def test_a_run_that_cannot_read_the_cache_scope_starts_from_the_comment(
 
     assert overlay is not None
     assert overlay.text == LEARNED
-    assert overlay.state == EntryState("overlay", base=BASE)
+    assert overlay.state == EntryState(layer="overlay", base=BASE)
     assert overlay.result.hit is True
     assert overlay.key is None  # nothing stored: a save would be a first overlay entry
     assert overlay.provenance.records == {}

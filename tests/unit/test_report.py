@@ -78,8 +78,8 @@ def summary(**overrides: object) -> SummaryInput:
         "event": "pull_request",
         "scope_description": "repository memory of octo-org/octo-repo, with the overlay of PR #7",
         "loaded": (
-            LoadedSource("AGENTS.md", 812, writable=False),
-            LoadedSource(".agent-memory/AGENTS.md", 2_150, writable=True),
+            LoadedSource(path="AGENTS.md", size_bytes=812, writable=False),
+            LoadedSource(path=".agent-memory/AGENTS.md", size_bytes=2_150, writable=True),
         ),
         "restore_hit": True,
         "matched_key": "memory-agent/v1/reviewer/repo/41-1",
@@ -332,7 +332,7 @@ def test_an_empty_review_says_so() -> None:
 
 
 def test_summary_cells_escape_pipes_and_backticks() -> None:
-    loaded = (LoadedSource("odd|name`.md", 3 * 1024 * 1024, writable=True),)
+    loaded = (LoadedSource(path="odd|name`.md", size_bytes=3 * 1024 * 1024, writable=True),)
     text = render_summary(summary(loaded=loaded))
 
     assert "| ``odd\\|name`.md`` | 3.0 MiB | writable |" in text

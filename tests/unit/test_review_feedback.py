@@ -38,7 +38,12 @@ def _read(comment: CommentFeedback, writers: set[str]) -> Feedback:
 
 
 def test_an_intended_reply_from_a_writer_is_a_lesson_with_its_reason() -> None:
-    reply = Reply(9, "mona", "MEMBER", "Intended, because callers check it.\nThanks")
+    reply = Reply(
+        id=9,
+        login="mona",
+        author_association="MEMBER",
+        body="Intended, because callers check it.\nThanks",
+    )
     found = _read(_comment(replies=(reply,)), {"mona"})
     assert found.states == {ENTRY.id: "dismissed"}
     reason = "because callers check it. Thanks. (@mona)"
@@ -46,13 +51,17 @@ def test_an_intended_reply_from_a_writer_is_a_lesson_with_its_reason() -> None:
 
 
 def test_the_same_from_someone_without_write_access_is_only_counted() -> None:
-    reply = Reply(9, "eve", "NONE", "This is intended, because reasons")
-    found = _read(_comment(replies=(reply,), reactions=(Reaction("-1", "eve"),)), {"mona"})
+    reply = Reply(
+        id=9, login="eve", author_association="NONE", body="This is intended, because reasons"
+    )
+    found = _read(
+        _comment(replies=(reply,), reactions=(Reaction(content="-1", login="eve"),)), {"mona"}
+    )
     assert (found.states, found.lessons, found.ignored) == ({}, (), 2)
 
 
 def test_a_thumbs_down_from_a_writer_dismisses_and_a_resolved_thread_closes() -> None:
-    found = _read(_comment(reactions=(Reaction("-1", "mona"),)), {"mona"})
+    found = _read(_comment(reactions=(Reaction(content="-1", login="mona"),)), {"mona"})
     assert found.states == {ENTRY.id: "dismissed"} and "thumbs-down" in found.lessons[0]
     found = _read(_comment(resolved=True), set())
     assert (found.states, found.lessons) == ({ENTRY.id: "dismissed"}, ())

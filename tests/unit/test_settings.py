@@ -70,7 +70,7 @@ DEFAULTS = [
     ("memory_path", PurePosixPath(".agent-memory")),
     ("memory_sources", ("AGENTS.md",)),
     ("github_token", Secret("")),
-    ("model", ModelSpec("github", "openai/gpt-4.1-mini")),
+    ("model", ModelSpec(provider="github", name="openai/gpt-4.1-mini")),
     ("model_base_url", ""),
     ("model_api_key", Secret("")),
     ("prompt", ""),
@@ -181,17 +181,25 @@ VALID = [
     ),
     ("memory_sources", "b.md\r\na.md\r\n", ("b.md", "a.md")),
     # model, one per provider; the name keeps its case and any later colons
-    ("model", "github:openai/gpt-4.1-mini", ModelSpec("github", "openai/gpt-4.1-mini")),
-    ("model", "openai:gpt-4.1", ModelSpec("openai", "gpt-4.1")),
-    ("model", "anthropic:claude-sonnet-4-5", ModelSpec("anthropic", "claude-sonnet-4-5")),
-    ("model", "OpenAI:GPT-4o", ModelSpec("openai", "GPT-4o")),
-    ("model", " GitHub:openai/gpt-4.1 ", ModelSpec("github", "openai/gpt-4.1")),
+    (
+        "model",
+        "github:openai/gpt-4.1-mini",
+        ModelSpec(provider="github", name="openai/gpt-4.1-mini"),
+    ),
+    ("model", "openai:gpt-4.1", ModelSpec(provider="openai", name="gpt-4.1")),
+    (
+        "model",
+        "anthropic:claude-sonnet-4-5",
+        ModelSpec(provider="anthropic", name="claude-sonnet-4-5"),
+    ),
+    ("model", "OpenAI:GPT-4o", ModelSpec(provider="openai", name="GPT-4o")),
+    ("model", " GitHub:openai/gpt-4.1 ", ModelSpec(provider="github", name="openai/gpt-4.1")),
     (
         "model",
         "openai:ft:gpt-4o-mini:acme::abc123",
-        ModelSpec("openai", "ft:gpt-4o-mini:acme::abc123"),
+        ModelSpec(provider="openai", name="ft:gpt-4o-mini:acme::abc123"),
     ),
-    ("model", "openai: gpt-4o ", ModelSpec("openai", "gpt-4o")),
+    ("model", "openai: gpt-4o ", ModelSpec(provider="openai", name="gpt-4o")),
     # base URL forms; a trailing slash is dropped
     ("model_base_url", "http://localhost:8000/v1", "http://localhost:8000/v1"),
     ("model_base_url", "https://llm.example.com/v1", "https://llm.example.com/v1"),
@@ -240,7 +248,7 @@ def test_every_input_is_read_from_its_own_variable() -> None:
         memory_path=PurePosixPath("mem"),
         memory_sources=("ORG.md", "AGENTS.md"),
         github_token=Secret("ghs_token"),
-        model=ModelSpec("anthropic", "claude-haiku-4-5"),
+        model=ModelSpec(provider="anthropic", name="claude-haiku-4-5"),
         model_base_url="https://llm.example.com/v1",
         model_api_key=Secret("sk-ant-key"),
         prompt="Be brief.",
@@ -388,9 +396,12 @@ def test_a_very_long_memory_path_is_shown_shortened() -> None:
 @pytest.mark.parametrize(
     ("model", "spec"),
     [
-        ("openai:gpt-4o-2024-08-06", ModelSpec("openai", "gpt-4o-2024-08-06")),
-        ("openai:llama3.1:8b", ModelSpec("openai", "llama3.1:8b")),
-        ("openai:qwen/qwen-2.5@latest+x", ModelSpec("openai", "qwen/qwen-2.5@latest+x")),
+        ("openai:gpt-4o-2024-08-06", ModelSpec(provider="openai", name="gpt-4o-2024-08-06")),
+        ("openai:llama3.1:8b", ModelSpec(provider="openai", name="llama3.1:8b")),
+        (
+            "openai:qwen/qwen-2.5@latest+x",
+            ModelSpec(provider="openai", name="qwen/qwen-2.5@latest+x"),
+        ),
     ],
 )
 def test_model_names_as_providers_spell_them_are_accepted(model: str, spec: ModelSpec) -> None:

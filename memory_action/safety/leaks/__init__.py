@@ -1,4 +1,4 @@
-"""The scrubber's detectors, one layer per module; ``memory.scrub`` combines them.
+"""The scrubber's detectors, one layer per module; ``safety.scrub`` combines them.
 
 ``formats``: token families providers document (prefix, length, alphabet, checksum), private key
 blocks, JWTs. ``context``: a value in a credential position (a credential-like name, a CLI flag, a

@@ -17,7 +17,7 @@ SPECIFIC = 1  # a provider's documented format
 PRIORITY = {PRIVATE_KEY: 0, JWT: 2, MASKED_VALUE: 3, URL_PASSWORD: 4, CREDENTIAL: 5}
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Candidate:
     start: int
     end: int

@@ -27,7 +27,7 @@ _HEX = r"[a-f0-9]"
 _UUID = r"[a-f0-9]{8}-[a-f0-9]{4}-[a-f0-9]{4}-[a-f0-9]{4}-[a-f0-9]{12}"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class TokenFormat:
     """A documented token format: the kind named in findings, a literal every match holds."""
 
@@ -48,7 +48,9 @@ def _f(
     proof: Callable[[str], bool] | None = None,
     check: Callable[[str], bool] | None = None,
 ) -> TokenFormat:
-    return TokenFormat(kind, marker, re.compile(pattern), proof, check)
+    return TokenFormat(
+        kind=kind, marker=marker, pattern=re.compile(pattern), proof=proof, check=check
+    )
 
 
 # --- checks that need more than a regex ---------------------------------------------------------
@@ -336,7 +338,9 @@ def token_candidates(text: str) -> Iterator[Candidate]:
                 continue
             if not _plausible(value) and (token.proof is None or not token.proof(value)):
                 continue
-            yield Candidate(match.start(), match.end(), SPECIFIC, token.kind)
+            yield Candidate(
+                start=match.start(), end=match.end(), priority=SPECIFIC, kind=token.kind
+            )
 
 
 # --- blocks: private keys, PuTTY keys, JWTs -----------------------------------------------------
@@ -354,7 +358,9 @@ def private_key_candidates(text: str) -> Iterator[Candidate]:
     while (begin := _KEY_BEGIN.search(text, position)) is not None:
         end = _KEY_END.search(text, begin.end())
         stop = len(text) if end is None else end.end()
-        yield Candidate(begin.start(), stop, PRIORITY[PRIVATE_KEY], PRIVATE_KEY)
+        yield Candidate(
+            start=begin.start(), end=stop, priority=PRIORITY[PRIVATE_KEY], kind=PRIVATE_KEY
+        )
         position = stop
 
 
@@ -370,7 +376,9 @@ def putty_key_candidates(text: str) -> Iterator[Candidate]:
     while (begin := _PUTTY_BEGIN.search(text, position)) is not None:
         end = _PUTTY_END.search(text, begin.end())
         stop = len(text) if end is None else end.end()
-        yield Candidate(begin.start(), stop, PRIORITY[PRIVATE_KEY], PRIVATE_KEY)
+        yield Candidate(
+            start=begin.start(), end=stop, priority=PRIORITY[PRIVATE_KEY], kind=PRIVATE_KEY
+        )
         position = stop
 
 
@@ -384,4 +392,4 @@ def jwt_candidates(text: str) -> Iterator[Candidate]:
     if "eyJ" not in text:
         return
     for match in _JWT.finditer(text):
-        yield Candidate(match.start(), match.end(), PRIORITY[JWT], JWT)
+        yield Candidate(start=match.start(), end=match.end(), priority=PRIORITY[JWT], kind=JWT)

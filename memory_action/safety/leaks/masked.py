@@ -106,7 +106,7 @@ def _found_in(text: str, plain: list[str], cores: list[str]) -> Iterator[Candida
     priority = PRIORITY[MASKED_VALUE]
     for form in plain:
         for start, end in _occurrences(text, form):
-            yield Candidate(start, end, priority, MASKED_VALUE)
+            yield Candidate(start=start, end=end, priority=priority, kind=MASKED_VALUE)
     for core in cores:
         yield from _encoded_runs(text, core, priority)
 
@@ -120,7 +120,7 @@ def _encoded_runs(text: str, core: str, priority: int) -> Iterator[Candidate]:
             lo -= 1
         while hi < len(text) and text[hi] in _BASE64_CHARS:
             hi += 1
-        yield Candidate(lo, hi, priority, MASKED_VALUE)
+        yield Candidate(start=lo, end=hi, priority=priority, kind=MASKED_VALUE)
         start = text.find(core, hi)
 
 
@@ -159,7 +159,7 @@ class _Unwrapped:
     def original(self, candidate: Candidate) -> Candidate:
         start = self._to_original(candidate.start)
         end = self._to_original(candidate.end - 1) + 1
-        return Candidate(start, end, candidate.priority, candidate.kind)
+        return Candidate(start=start, end=end, priority=candidate.priority, kind=candidate.kind)
 
     def _to_original(self, index: int) -> int:
         piece = bisect.bisect_right(self._joined_starts, index) - 1

@@ -55,7 +55,7 @@ def _judge(value: str, strength: Strength) -> bool:
 
 
 def _found(start: int, end: int, kind: str = CREDENTIAL) -> Candidate:
-    return Candidate(start, end, PRIORITY[kind], kind)
+    return Candidate(start=start, end=end, priority=PRIORITY[kind], kind=kind)
 
 
 # --- assignments to credential-like names -------------------------------------------------------

@@ -31,7 +31,9 @@ def _no_ambient_urls(monkeypatch: pytest.MonkeyPatch) -> None:
 def _settings(model: str, *, base_url: str = "", api_key: str = "") -> Settings:
     provider, _, name = model.partition(":")
     return Settings(
-        model=ModelSpec(provider, name), model_base_url=base_url, model_api_key=Secret(api_key)
+        model=ModelSpec(provider=provider, name=name),
+        model_base_url=base_url,
+        model_api_key=Secret(api_key),
     )
 
 

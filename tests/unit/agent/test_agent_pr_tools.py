@@ -23,9 +23,22 @@ INFO = PullRequestInfo(
 )
 
 FILES = [
-    ChangedFile("src/config.py", "modified", 12, 3, "@@ -1,3 +1,12 @@\n-old\n+new"),
-    ChangedFile("src/cache.py", "renamed", 0, 0, "", previous_path="src/memo.py"),
-    ChangedFile("docs/logo.png", "added", 0, 0, None),
+    ChangedFile(
+        path="src/config.py",
+        status="modified",
+        additions=12,
+        deletions=3,
+        patch="@@ -1,3 +1,12 @@\n-old\n+new",
+    ),
+    ChangedFile(
+        path="src/cache.py",
+        status="renamed",
+        additions=0,
+        deletions=0,
+        patch="",
+        previous_path="src/memo.py",
+    ),
+    ChangedFile(path="docs/logo.png", status="added", additions=0, deletions=0, patch=None),
 ]
 
 
@@ -97,7 +110,17 @@ def test_list_changed_files_shows_the_pr_and_every_file() -> None:
 
 
 def test_a_draft_without_description_and_one_file() -> None:
-    info = PullRequestInfo(1, "T", "", "a", "u", "abc", "h", "b", draft=True)
+    info = PullRequestInfo(
+        number=1,
+        title="T",
+        body="",
+        author="a",
+        html_url="u",
+        head_sha="abc",
+        head_ref="h",
+        base_ref="b",
+        draft=True,
+    )
     reader = FakeReader(files=FILES[:1], info_value=info)
 
     text = _call(_tools(reader), "list_changed_files")
@@ -175,7 +198,10 @@ def test_read_file_refuses_paths_outside_the_repository(path: str) -> None:
 
 def test_outputs_are_cut_with_a_note() -> None:
     big = "x" * 500
-    files = [ChangedFile(f"f{i}.py", "added", 1, 0, big) for i in range(20)]
+    files = [
+        ChangedFile(path=f"f{i}.py", status="added", additions=1, deletions=0, patch=big)
+        for i in range(20)
+    ]
     reader = FakeReader(files=files, contents={"big.txt": big})
     tools = _tools(reader, max_chars=100)
 
@@ -192,7 +218,16 @@ def test_outputs_are_cut_with_a_note() -> None:
 
 
 def test_a_long_description_is_cut() -> None:
-    info = PullRequestInfo(1, "T", "y" * 5000, "a", "u", "abc", "h", "b")
+    info = PullRequestInfo(
+        number=1,
+        title="T",
+        body="y" * 5000,
+        author="a",
+        html_url="u",
+        head_sha="abc",
+        head_ref="h",
+        base_ref="b",
+    )
 
     text = _call(_tools(FakeReader(info_value=info)), "list_changed_files")
 

@@ -115,7 +115,13 @@ def test_a_plain_answer(recorder: Recorder) -> None:
 
     outcome = _run(model, recorder)
 
-    assert outcome == AgentOutcome("LGTM: one small nit.", 1, 0, True, "answer")
+    assert outcome == AgentOutcome(
+        answer="LGTM: one small nit.",
+        model_calls=1,
+        tool_calls=0,
+        finished=True,
+        stop_reason="answer",
+    )
     assert model.system_prompts == [SYSTEM]
     assert model.bound_tools == ["ping", "slow"]
     assert model.seen[0][1].text == TASK
@@ -158,7 +164,9 @@ def test_endless_tool_calls_stop_at_the_limit(recorder: Recorder) -> None:
         _run(model, recorder, max_model_calls=3)
 
     assert "3 model calls" in str(caught.value)
-    assert caught.value.outcome == AgentOutcome("", 3, 3, False, "call_limit")
+    assert caught.value.outcome == AgentOutcome(
+        answer="", model_calls=3, tool_calls=3, finished=False, stop_reason="call_limit"
+    )
     assert isinstance(caught.value, AgentError)
 
 

@@ -119,8 +119,12 @@ def test_a_pure_rename_and_a_mode_change_have_no_patch(tmp_path: Path, env: dict
 
     files = by_path(open_change(repo.root, "main", env).changed_files())
 
-    assert files["b.txt"] == ChangedFile("b.txt", "renamed", 0, 0, None, "a.txt")
-    assert files["run.sh"] == ChangedFile("run.sh", "changed", 0, 0, None)
+    assert files["b.txt"] == ChangedFile(
+        path="b.txt", status="renamed", additions=0, deletions=0, patch=None, previous_path="a.txt"
+    )
+    assert files["run.sh"] == ChangedFile(
+        path="run.sh", status="changed", additions=0, deletions=0, patch=None
+    )
 
 
 def test_a_developers_diff_config_changes_nothing(repo: GitRepo, env: dict[str, str]) -> None:

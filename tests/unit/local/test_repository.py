@@ -57,18 +57,24 @@ def test_one_repository_reads_and_lists_only_its_own_entries(tmp_path: Path) -> 
     key = "memory-agent/v1/memory-agent/repo/committed/1-1"
     for owner in ("demo", "other"):
         (folder / "AGENTS.md").write_text(f"- {owner}\n")
-        assert RepositoryStore(store, f"github.com/octo/{owner}").save(key, folder).saved
+        assert (
+            RepositoryStore(store=store, repository=f"github.com/octo/{owner}")
+            .save(key, folder)
+            .saved
+        )
     assert store.save(key, folder).saved  # an entry from before keys named a repository
-    demo = RepositoryStore(store, "github.com/octo/demo")
+    demo = RepositoryStore(store=store, repository="github.com/octo/demo")
 
-    restored = demo.restore(RestoreKeys("memory-agent/v1/memory-agent/repo/"), tmp_path / "out")
+    restored = demo.restore(
+        RestoreKeys(primary="memory-agent/v1/memory-agent/repo/"), tmp_path / "out"
+    )
 
     assert restored.hit and restored.matched_key == key
     assert (tmp_path / "out" / "AGENTS.md").read_text() == "- demo\n"
     assert [entry.key for entry in demo.entries()] == [key]
     assert demo.read_entry(key)["AGENTS.md"] == "- demo\n"
     assert (
-        not RepositoryStore(store, "github.com/octo/new")
-        .restore(RestoreKeys("memory-agent/"), tmp_path / "none")
+        not RepositoryStore(store=store, repository="github.com/octo/new")
+        .restore(RestoreKeys(primary="memory-agent/"), tmp_path / "none")
         .hit
     )

@@ -31,8 +31,8 @@ def test_a_bad_value_is_an_input_in_the_action_and_a_flag_at_the_terminal() -> N
     ],
 )
 def test_the_cli_names_each_setting_as_it_takes_it(name: str, words: str) -> None:
-    assert cli_words(Setting(name)) == words
-    assert cli_words(Setting(name, lead=True)) == words
+    assert cli_words(Setting(name=name)) == words
+    assert cli_words(Setting(name=name, lead=True)) == words
 
 
 @pytest.mark.parametrize(
@@ -45,7 +45,7 @@ def test_durations_read_as_people_write_them(seconds: float, shown: str) -> None
 def test_a_setting_with_its_value_reads_as_each_interface_takes_it() -> None:
     """The model-limits line names the time each request may take by its setting: as the
     workflow's ``with:`` gives it in the action, as typed at the terminal in the CLI."""
-    minutes = Setting("timeout_minutes", value="10")
+    minutes = Setting(name="timeout_minutes", value="10")
     assert input_words(minutes) == "timeout_minutes: 10"
     assert cli_words(minutes) == "--timeout-minutes 10"
     words = ("each request may take up to 600 s (", minutes, ").")

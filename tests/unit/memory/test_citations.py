@@ -33,7 +33,7 @@ CODE = Code({"src/app.py": "def fetch_retry(url):\n    pass\n", "README.md": "# 
         ("fetchRetry", Citation(symbol="fetchRetry")),
         ("Client.fetch", Citation(symbol="fetch")),
         ("run()", Citation(symbol="run")),
-        ("src/app.py:fetch_retry", Citation("src/app.py", "fetch_retry")),
+        ("src/app.py:fetch_retry", Citation(path="src/app.py", symbol="fetch_retry")),
         ("pytest", None),  # a plain word
         ("API", None),
         ("ruff check .", None),  # a command

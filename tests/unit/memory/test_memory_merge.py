@@ -179,7 +179,7 @@ CLEAN_CASES = [
 def test_clean_merges(base: str, ours: str, theirs: str, expected: str) -> None:
     result = merge_text(base, ours, theirs)
 
-    assert result == MergeResult(expected, 0)
+    assert result == MergeResult(text=expected, conflicts=0)
     assert not has_conflicts(result.text)
     assert_lossless(base, ours, theirs, result.text)
 
@@ -264,15 +264,15 @@ def test_merging_into_an_existing_conflict_does_not_nest_it() -> None:
     theirs = BASE.replace("- use pytest\n", "- theirs edit\n")
     first = merge_text(BASE, ours, theirs).text
 
-    assert merge_text(BASE, first, theirs) == MergeResult(first, 0)
-    assert merge_text(BASE, first, ours) == MergeResult(first, 0)
+    assert merge_text(BASE, first, theirs) == MergeResult(text=first, conflicts=0)
+    assert merge_text(BASE, first, ours) == MergeResult(text=first, conflicts=0)
 
 
 def test_merging_a_deletion_into_its_conflict_again_does_not_nest_it() -> None:
     deleted = BASE.replace("- use pytest\n", "")
     first = merge_text(BASE, BASE.replace("- use pytest\n", "- edited\n"), deleted).text
 
-    assert merge_text(BASE, first, deleted) == MergeResult(first, 0)
+    assert merge_text(BASE, first, deleted) == MergeResult(text=first, conflicts=0)
 
 
 @pytest.mark.parametrize(
@@ -326,14 +326,16 @@ def test_merging_a_head_twice_is_idempotent() -> None:
 
     assert merge_heads([*heads, heads[2]]) == once
     for head in heads:
-        assert merge_text(head.base, once.text, head.text) == MergeResult(once.text, 0)
+        assert merge_text(head.base, once.text, head.text) == MergeResult(
+            text=once.text, conflicts=0
+        )
 
 
 def test_head_already_contained_in_a_newer_head_adds_nothing() -> None:
-    older = Head(BASE + "- a\n", BASE, "k1", 1.0)
-    newer = Head(BASE + "- a\n- b\n", BASE + "- a\n", "k2", 2.0)
+    older = Head(text=BASE + "- a\n", base=BASE, key="k1", created=1.0)
+    newer = Head(text=BASE + "- a\n- b\n", base=BASE + "- a\n", key="k2", created=2.0)
 
-    assert merge_heads([older, newer]) == MergeResult(BASE + "- a\n- b\n", 0)
+    assert merge_heads([older, newer]) == MergeResult(text=BASE + "- a\n- b\n", conflicts=0)
 
 
 @pytest.mark.parametrize("order", list(itertools.permutations(range(4))))
@@ -358,7 +360,12 @@ def test_heads_with_equal_times_are_ordered_by_key() -> None:
 
 def test_conflicting_heads_count_their_conflicts() -> None:
     heads = [
-        Head(BASE.replace("- use pytest\n", f"- edit {index}\n"), BASE, f"k{index}", float(index))
+        Head(
+            text=BASE.replace("- use pytest\n", f"- edit {index}\n"),
+            base=BASE,
+            key=f"k{index}",
+            created=float(index),
+        )
         for index in range(2)
     ]
 
@@ -372,9 +379,11 @@ def test_conflicting_heads_count_their_conflicts() -> None:
 @pytest.mark.parametrize(
     ("heads", "expected"),
     [
-        pytest.param([], MergeResult("", 0), id="none"),
+        pytest.param([], MergeResult(text="", conflicts=0), id="none"),
         pytest.param(
-            [Head("- a", "", "k", 1.0)], MergeResult("- a", 0), id="one-is-returned-as-is"
+            [Head(text="- a", base="", key="k", created=1.0)],
+            MergeResult(text="- a", conflicts=0),
+            id="one-is-returned-as-is",
         ),
     ],
 )
@@ -385,12 +394,12 @@ def test_trivial_head_lists(heads: list[Head], expected: MergeResult) -> None:
 def test_heads_with_different_bases() -> None:
     # The newest started from later memory: an older head's addition still lands once.
     later_base = BASE + "- committed since\n"
-    newest = Head(later_base + "- newest fact\n", later_base, "k2", 2.0)
-    older = Head(BASE + "- older fact\n", BASE, "k1", 1.0)
+    newest = Head(text=later_base + "- newest fact\n", base=later_base, key="k2", created=2.0)
+    older = Head(text=BASE + "- older fact\n", base=BASE, key="k1", created=1.0)
 
     result = merge_heads([older, newest])
 
-    assert result == MergeResult(later_base + "- newest fact\n- older fact\n", 0)
+    assert result == MergeResult(text=later_base + "- newest fact\n- older fact\n", conflicts=0)
 
 
 # --- seeded random edits -----------------------------------------------------------------------
@@ -439,4 +448,4 @@ def test_random_merges_without_deletions_are_idempotent(seed: int) -> None:
     base, ours, theirs = random_case(seed, deletions=False)
     merged = merge_text(base, ours, theirs).text
 
-    assert merge_text(base, merged, theirs) == MergeResult(merged, 0)
+    assert merge_text(base, merged, theirs) == MergeResult(text=merged, conflicts=0)

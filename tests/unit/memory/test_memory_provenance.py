@@ -28,9 +28,33 @@ from memory_action.memory.trust import Trust
 from memory_action.run.context import PullRequestRef, RunContext
 from tests.fakes.golden import assert_golden
 
-PR_RUN = Stamp("1234", "1", "pull_request", "mona", 7, "trusted", "2026-11-29T08:15:00Z")
-PUSH_RUN = Stamp("1300", "2", "push", "hubot", None, "trusted", "2026-11-30T09:00:00Z")
-OLD_RUN = Stamp("900", "1", "schedule", "octocat", None, "trusted", "2026-10-01T00:00:00Z")
+PR_RUN = Stamp(
+    run_id="1234",
+    run_attempt="1",
+    event="pull_request",
+    actor="mona",
+    pr=7,
+    trust="trusted",
+    time="2026-11-29T08:15:00Z",
+)
+PUSH_RUN = Stamp(
+    run_id="1300",
+    run_attempt="2",
+    event="push",
+    actor="hubot",
+    pr=None,
+    trust="trusted",
+    time="2026-11-30T09:00:00Z",
+)
+OLD_RUN = Stamp(
+    run_id="900",
+    run_attempt="1",
+    event="schedule",
+    actor="octocat",
+    pr=None,
+    trust="trusted",
+    time="2026-10-01T00:00:00Z",
+)
 
 MEMORY = "# Memory\n\n## Tests\n- Use pytest fixtures, not setUp\n- Run ruff first\n"
 
@@ -123,7 +147,16 @@ def make_context(
 
 
 def test_stamp_for_run() -> None:
-    pr = PullRequestRef(7, "octo/repo", "main", "feature", "1" * 40, "mona", "MEMBER", False)
+    pr = PullRequestRef(
+        number=7,
+        head_repo="octo/repo",
+        base_ref="main",
+        head_ref="feature",
+        head_sha="1" * 40,
+        author="mona",
+        author_association="MEMBER",
+        is_fork=False,
+    )
 
     assert stamp_for_run(make_context(pr, "pull_request"), 1_795_940_100) == PR_RUN
     assert stamp_for_run(make_context(None, "push"), 0).pr is None
@@ -142,7 +175,9 @@ def test_entries_are_stripped_non_blank_lines_once() -> None:
 
 
 def test_update_stamps_new_and_changed_entries_and_keeps_the_rest() -> None:
-    before = Provenance({"# Memory": OLD_RUN, "## Tests": OLD_RUN, "- Run ruff first": OLD_RUN})
+    before = Provenance(
+        records={"# Memory": OLD_RUN, "## Tests": OLD_RUN, "- Run ruff first": OLD_RUN}
+    )
     after = MEMORY.replace("- Run ruff first", "- Run ruff before mypy") + "- New fact\n"
 
     prov = update(before, MEMORY, after, PUSH_RUN)
@@ -156,7 +191,7 @@ def test_update_stamps_new_and_changed_entries_and_keeps_the_rest() -> None:
 
 
 def test_update_leaves_unchanged_unknown_entries_unknown_and_drops_deleted_ones() -> None:
-    before = Provenance({"- gone": OLD_RUN, "- stale record of nothing": OLD_RUN})
+    before = Provenance(records={"- gone": OLD_RUN, "- stale record of nothing": OLD_RUN})
 
     prov = update(before, "- kept\n- gone\n", "- kept\n  - indented now\n", PUSH_RUN)
 
@@ -164,13 +199,13 @@ def test_update_leaves_unchanged_unknown_entries_unknown_and_drops_deleted_ones(
 
 
 def test_update_of_identical_text_changes_nothing() -> None:
-    prov = Provenance({"# Memory": OLD_RUN})
+    prov = Provenance(records={"# Memory": OLD_RUN})
 
     assert update(prov, MEMORY, MEMORY, PUSH_RUN) == prov
 
 
 def test_update_does_not_mutate_its_input() -> None:
-    prov = Provenance({"- a": OLD_RUN})
+    prov = Provenance(records={"- a": OLD_RUN})
 
     update(prov, "- a\n", "- b\n", PUSH_RUN)
 
@@ -178,7 +213,7 @@ def test_update_does_not_mutate_its_input() -> None:
 
 
 def test_carry_keeps_the_original_pr_stamps_on_promotion() -> None:
-    promoted = update(Provenance({}), "- a\n", "- a\n- from the pr\n- other\n", PUSH_RUN)
+    promoted = update(Provenance(records={}), "- a\n", "- a\n- from the pr\n- other\n", PUSH_RUN)
 
     prov = carry(promoted, {"  - from the pr ": PR_RUN, "- not in memory": PR_RUN})
 
@@ -186,8 +221,8 @@ def test_carry_keeps_the_original_pr_stamps_on_promotion() -> None:
 
 
 def test_merge_is_a_union_where_the_older_stamp_wins() -> None:
-    a = Provenance({"- shared": PUSH_RUN, "- only a": PUSH_RUN})
-    b = Provenance({"- shared": OLD_RUN, "- only b": PR_RUN})
+    a = Provenance(records={"- shared": PUSH_RUN, "- only a": PUSH_RUN})
+    b = Provenance(records={"- shared": OLD_RUN, "- only b": PR_RUN})
 
     merged = merge(a, b)
 
@@ -196,16 +231,27 @@ def test_merge_is_a_union_where_the_older_stamp_wins() -> None:
 
 
 def test_merge_tie_keeps_the_first() -> None:
-    twin = Stamp("1", "1", "push", "other", None, "trusted", PR_RUN.time)
+    twin = Stamp(
+        run_id="1",
+        run_attempt="1",
+        event="push",
+        actor="other",
+        pr=None,
+        trust="trusted",
+        time=PR_RUN.time,
+    )
 
-    assert merge(Provenance({"- x": PR_RUN}), Provenance({"- x": twin})).records["- x"] == PR_RUN
+    assert (
+        merge(Provenance(records={"- x": PR_RUN}), Provenance(records={"- x": twin})).records["- x"]
+        == PR_RUN
+    )
 
 
 # --- the sidecar file --------------------------------------------------------------------------
 
 
 def test_dump_and_load_round_trip(tmp_path: Path) -> None:
-    prov = Provenance({"- b": PUSH_RUN, "- a | with `ticks`": PR_RUN, "# Memory": OLD_RUN})
+    prov = Provenance(records={"- b": PUSH_RUN, "- a | with `ticks`": PR_RUN, "# Memory": OLD_RUN})
     path = tmp_path / FILENAME
 
     prov.dump(path)
@@ -220,10 +266,10 @@ def test_dump_and_load_round_trip(tmp_path: Path) -> None:
 
 def test_dump_is_stable_and_leaves_no_temporary_files(tmp_path: Path) -> None:
     path = tmp_path / "memory" / FILENAME
-    Provenance({"- b": PUSH_RUN, "- a": PR_RUN}).dump(path)
+    Provenance(records={"- b": PUSH_RUN, "- a": PR_RUN}).dump(path)
     first = path.read_bytes()
 
-    Provenance({"- a": PR_RUN, "- b": PUSH_RUN}).dump(path)
+    Provenance(records={"- a": PR_RUN, "- b": PUSH_RUN}).dump(path)
 
     assert path.read_bytes() == first
     assert first.endswith(b"}\n")
@@ -237,7 +283,7 @@ def test_dump_replaces_a_planted_symlink_not_its_target(tmp_path: Path) -> None:
     path = tmp_path / FILENAME
     path.symlink_to(target)
 
-    Provenance({"- a": PR_RUN}).dump(path)
+    Provenance(records={"- a": PR_RUN}).dump(path)
 
     assert target.read_text("utf-8") == "keep me"
     assert not path.is_symlink()
@@ -245,8 +291,8 @@ def test_dump_replaces_a_planted_symlink_not_its_target(tmp_path: Path) -> None:
 
 
 def test_missing_file_is_empty(tmp_path: Path) -> None:
-    assert Provenance.load(tmp_path / FILENAME) == Provenance({})
-    assert Provenance.load(tmp_path / "no" / "such" / FILENAME) == Provenance({})
+    assert Provenance.load(tmp_path / FILENAME) == Provenance(records={})
+    assert Provenance.load(tmp_path / "no" / "such" / FILENAME) == Provenance(records={})
 
 
 @pytest.mark.parametrize(
@@ -269,7 +315,7 @@ def test_malformed_files_load_as_empty(tmp_path: Path, content: bytes) -> None:
     path = tmp_path / FILENAME
     path.write_bytes(content)
 
-    assert Provenance.load(path) == Provenance({})
+    assert Provenance.load(path) == Provenance(records={})
 
 
 def test_invalid_records_are_skipped_one_by_one(tmp_path: Path) -> None:
@@ -302,7 +348,7 @@ def test_record_count_is_capped(tmp_path: Path) -> None:
 def test_oversized_file_is_not_parsed(tmp_path: Path) -> None:
     path = write_sidecar(tmp_path / FILENAME, {"- a": PR_RUN.to_json()}, padding="x" * 9_000_000)
 
-    assert Provenance.load(path) == Provenance({})
+    assert Provenance.load(path) == Provenance(records={})
 
 
 @pytest.mark.parametrize("kind", ["symlink", "directory", "fifo"])
@@ -316,7 +362,7 @@ def test_special_files_load_as_empty(tmp_path: Path, kind: str) -> None:
     else:
         os.mkfifo(path)
 
-    assert Provenance.load(path) == Provenance({})
+    assert Provenance.load(path) == Provenance(records={})
 
 
 # --- blame and the job summary -----------------------------------------------------------------
@@ -325,7 +371,7 @@ def test_special_files_load_as_empty(tmp_path: Path, kind: str) -> None:
 def blame_example() -> tuple[str, Provenance]:
     text = MEMORY + "\n## Style\n- Docstrings | say why, `not what`\n"
     prov = Provenance(
-        {
+        records={
             "# Memory": OLD_RUN,
             "## Tests": OLD_RUN,
             "- Use pytest fixtures, not setUp": PR_RUN,
@@ -351,17 +397,18 @@ def test_blame_keeps_every_line_in_order() -> None:
 
 
 def test_blame_of_an_unknown_only_and_an_empty_text() -> None:
-    assert render_blame("- a", Provenance({})) == "(unknown) | - a\n"
+    assert render_blame("- a", Provenance(records={})) == "(unknown) | - a\n"
     assert (
-        render_blame("- a\r\n", Provenance({"- a": PUSH_RUN})) == f"{PUSH_RUN.describe()} | - a\n"
+        render_blame("- a\r\n", Provenance(records={"- a": PUSH_RUN}))
+        == f"{PUSH_RUN.describe()} | - a\n"
     )
-    assert render_blame("", Provenance({})) == ""
+    assert render_blame("", Provenance(records={})) == ""
 
 
 def test_changed_entries_with_their_provenance() -> None:
     before = MEMORY
     after = MEMORY.replace("- Run ruff first", "- Run ruff before mypy") + "- Untracked\n"
-    prov = Provenance({"- Run ruff before mypy": PUSH_RUN, "# Memory": OLD_RUN})
+    prov = Provenance(records={"- Run ruff before mypy": PUSH_RUN, "# Memory": OLD_RUN})
 
     assert changed_entries(before, after, prov) == [
         ("- Run ruff before mypy", PUSH_RUN),

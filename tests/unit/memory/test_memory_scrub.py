@@ -237,7 +237,7 @@ def test_base64_of_ordinary_words_is_not_a_masked_value() -> None:
 def test_masked_values_shorter_than_four_characters_are_ignored() -> None:
     assert find_secrets("the cat sat on the mat", masked=["cat", "", "  "]) == []
     assert find_secrets("value: abcd", masked=["abcd"]) == [
-        SecretFinding(scrub.MASKED_VALUE, 7, 11)
+        SecretFinding(kind=scrub.MASKED_VALUE, start=7, end=11)
     ]
 
 
@@ -293,7 +293,7 @@ def test_masked_forms_lists_plain_encoded_and_base64_cores() -> None:
 
 def test_overlapping_masked_occurrences_are_covered_whole() -> None:
     assert find_secrets("xx abababab yy", masked=["abab"]) == [
-        SecretFinding(scrub.MASKED_VALUE, 3, 11)
+        SecretFinding(kind=scrub.MASKED_VALUE, start=3, end=11)
     ]
 
 
@@ -324,7 +324,7 @@ def test_a_private_key_without_end_is_redacted_to_the_end_of_text() -> None:
 
     assert redact(text) == (
         "key:\n[REDACTED private key]",
-        [SecretFinding(scrub.PRIVATE_KEY, 5, len(text))],
+        [SecretFinding(kind=scrub.PRIVATE_KEY, start=5, end=len(text))],
     )
 
 
@@ -359,7 +359,7 @@ def test_more_credential_shapes(snippet: str, kind: str) -> None:
 
 def test_describe_names_each_kind_once_with_its_article() -> None:
     def found(*kinds: str) -> list[SecretFinding]:
-        return [SecretFinding(kind, i, i + 1) for i, kind in enumerate(kinds)]
+        return [SecretFinding(kind=kind, start=i, end=i + 1) for i, kind in enumerate(kinds)]
 
     assert describe(found("GitHub token", "AWS access key id")) == (
         "a GitHub token and an AWS access key id"

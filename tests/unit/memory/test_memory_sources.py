@@ -66,9 +66,9 @@ def test_read_only_sources_in_order_then_the_writable_file(tmp_path: Path) -> No
     sources = load_sources(make_files(tmp_path, "docs/ORG.md", "AGENTS.md"))
 
     assert sources == [
-        MemorySource("docs/ORG.md", "- org rule\n", writable=False),
-        MemorySource("AGENTS.md", "- repo rule\n", writable=False),
-        MemorySource(WRITABLE, "- learned\n", writable=True),
+        MemorySource(path="docs/ORG.md", content="- org rule\n", writable=False),
+        MemorySource(path="AGENTS.md", content="- repo rule\n", writable=False),
+        MemorySource(path=WRITABLE, content="- learned\n", writable=True),
     ]
 
 
@@ -189,7 +189,7 @@ def test_read_only_symlink_inside_the_workspace_is_fine(tmp_path: Path) -> None:
 
     [source] = load_sources(make_files(tmp_path, "AGENTS.md"))
 
-    assert source == MemorySource("AGENTS.md", "- rule\n", writable=False)
+    assert source == MemorySource(path="AGENTS.md", content="- rule\n", writable=False)
 
 
 def test_read_only_symlink_out_of_the_workspace_is_refused(tmp_path: Path) -> None:

@@ -58,10 +58,14 @@ _MISSING = object()
 @pytest.mark.parametrize(
     "state",
     [
-        EntryState("committed", base="", parents=()),
-        EntryState("overlay", base="# Memory\n\n- fact\n", parents=("a/1-1", "a/2-1")),
-        EntryState("committed", base='ünïcödé — “quotes” \\ "\n\tand tabs\r\n', parents=("k",)),
-        EntryState("committed", base="x", parents=tuple(f"k/{n}-1" for n in range(MAX_PARENTS))),
+        EntryState(layer="committed", base="", parents=()),
+        EntryState(layer="overlay", base="# Memory\n\n- fact\n", parents=("a/1-1", "a/2-1")),
+        EntryState(
+            layer="committed", base='ünïcödé — “quotes” \\ "\n\tand tabs\r\n', parents=("k",)
+        ),
+        EntryState(
+            layer="committed", base="x", parents=tuple(f"k/{n}-1" for n in range(MAX_PARENTS))
+        ),
     ],
 )
 def test_an_entry_state_survives_a_json_round_trip(tmp_path: Path, state: EntryState) -> None:
@@ -79,14 +83,14 @@ def test_an_entry_state_survives_a_json_round_trip(tmp_path: Path, state: EntryS
 
 
 def test_dump_replaces_an_older_state(tmp_path: Path) -> None:
-    EntryState("committed", base="old").dump(tmp_path)
-    EntryState("overlay", base="new", parents=("p",)).dump(tmp_path)
+    EntryState(layer="committed", base="old").dump(tmp_path)
+    EntryState(layer="overlay", base="new", parents=("p",)).dump(tmp_path)
 
-    assert load_state(tmp_path) == EntryState("overlay", base="new", parents=("p",))
+    assert load_state(tmp_path) == EntryState(layer="overlay", base="new", parents=("p",))
 
 
 def test_to_json_is_stable_text() -> None:
-    state = EntryState("overlay", base="b\n", parents=("p1", "p2"))
+    state = EntryState(layer="overlay", base="b\n", parents=("p1", "p2"))
 
     assert state.to_json() == state.to_json()
     assert state.to_json().endswith("\n")
@@ -100,7 +104,7 @@ def test_a_valid_state_file_is_loaded(tmp_path: Path) -> None:
     write_state(tmp_path, state_with())
 
     assert load_state(tmp_path) == EntryState(
-        "committed", base=GOOD["base"], parents=tuple(GOOD["parents"])
+        layer="committed", base=GOOD["base"], parents=tuple(GOOD["parents"])
     )
 
 
@@ -262,7 +266,7 @@ def test_bad_json_is_none_and_never_raises(tmp_path: Path, content: str | bytes)
 def make_entry(folder: Path) -> None:
     write_memory(folder, "# Memory\n")
     (folder / PROVENANCE_FILE).write_text('{"version": 1, "entries": {}}\n', encoding="utf-8")
-    EntryState("committed", base="").dump(folder)
+    EntryState(layer="committed", base="").dump(folder)
 
 
 def tree(folder: Path) -> list[str]:

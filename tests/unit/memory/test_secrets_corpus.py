@@ -60,7 +60,13 @@ def test_every_planted_secret_is_refused_in_a_memory_edit(tmp_path: Path, plante
     memory = tmp_path / WRITABLE
     memory.parent.mkdir(parents=True)
     memory.write_text(MEMORY, encoding="utf-8")
-    files = MemoryFiles(tmp_path, (), PurePosixPath(WRITABLE), 64 * 1024, masked=MASKED_VALUES)
+    files = MemoryFiles(
+        workspace=tmp_path,
+        read_only=(),
+        writable=PurePosixPath(WRITABLE),
+        max_bytes=64 * 1024,
+        masked=MASKED_VALUES,
+    )
     edit = {tool.name: tool for tool in make_memory_tools(files)}["edit_file"]
 
     message = edit.invoke(

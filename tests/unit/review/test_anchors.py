@@ -26,10 +26,22 @@ PATCH = (
     " z = 3\n"
 )
 FILES = [
-    ChangedFile("src/fetch.py", "modified", 2, 1, PATCH),
-    ChangedFile("logo.png", "added", 0, 0, None),
-    ChangedFile("docs/removed.md", "removed", 0, 2, "@@ -1,2 +0,0 @@\n-# Old\n-text\n"),
-    ChangedFile("new.txt", "added", 1, 0, "@@ -0,0 +1 @@\n+hello\n\\ No newline at end of file"),
+    ChangedFile(path="src/fetch.py", status="modified", additions=2, deletions=1, patch=PATCH),
+    ChangedFile(path="logo.png", status="added", additions=0, deletions=0, patch=None),
+    ChangedFile(
+        path="docs/removed.md",
+        status="removed",
+        additions=0,
+        deletions=2,
+        patch="@@ -1,2 +0,0 @@\n-# Old\n-text\n",
+    ),
+    ChangedFile(
+        path="new.txt",
+        status="added",
+        additions=1,
+        deletions=0,
+        patch="@@ -0,0 +1 @@\n+hello\n\\ No newline at end of file",
+    ),
 ]
 
 
@@ -91,7 +103,15 @@ def test_a_range_of_one_line_is_a_single_line_comment() -> None:
 
 
 def test_a_patch_that_is_no_diff_anchors_nothing() -> None:
-    broken = [ChangedFile("src/fetch.py", "modified", 1, 0, "@@ -1 +1 @@\n?what\n")]
+    broken = [
+        ChangedFile(
+            path="src/fetch.py",
+            status="modified",
+            additions=1,
+            deletions=0,
+            patch="@@ -1 +1 @@\n?what\n",
+        )
+    ]
     assert anchor(finding(line=1), broken, masked=()) is None
     assert code_at(finding(line=1), broken) == ""
 

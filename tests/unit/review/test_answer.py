@@ -139,8 +139,8 @@ def test_merging_is_deterministic_and_a_moved_line_keeps_its_fingerprint() -> No
     files = [added_file("x.py", 1)]
     first = Finding.model_validate(_finding("x.py", 2, title="b is None!"))
     again = Finding.model_validate(_finding("x.py", 3, title="B is none"))
-    before = [ChangedFile("x.py", "modified", 2, 0, patch)]
-    after = [ChangedFile("x.py", "modified", 3, 0, moved)]
+    before = [ChangedFile(path="x.py", status="modified", additions=2, deletions=0, patch=patch)]
+    after = [ChangedFile(path="x.py", status="modified", additions=3, deletions=0, patch=moved)]
     assert fingerprint(first, before) == fingerprint(again, after)
     low = Finding.model_validate(_finding("a.py", 9, severity="low"))
     assert merge_findings([[low], [first]], files) == merge_findings([[first], [low]], files)

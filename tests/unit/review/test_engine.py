@@ -231,7 +231,15 @@ def test_a_429_longer_than_the_run_allows_is_not_waited_for() -> None:
 
 def test_nothing_reviewable_makes_no_model_call() -> None:
     reader = StaticPullRequest(
-        [ChangedFile("package-lock.json", "modified", 900, 850, "@@ -1 +1 @@\n-a\n+b\n")]
+        [
+            ChangedFile(
+                path="package-lock.json",
+                status="modified",
+                additions=900,
+                deletions=850,
+                patch="@@ -1 +1 @@\n-a\n+b\n",
+            )
+        ]
     )
     model = ScriptedChatModel.from_script()
 
@@ -318,7 +326,11 @@ def test_a_patch_the_request_already_shows_whole_is_not_sent_again() -> None:
     the batch shows whole, the answer is a one-line reference; a compressed one is sent."""
     gap = "".join(f" same {n}\n" for n in range(12))
     compressed = ChangedFile(
-        "src/long.py", "modified", 2, 0, f"@@ -1,12 +1,14 @@\n+first\n{gap}+last\n"
+        path="src/long.py",
+        status="modified",
+        additions=2,
+        deletions=0,
+        patch=f"@@ -1,12 +1,14 @@\n+first\n{gap}+last\n",
     )
     reader = StaticPullRequest([added_file("src/app.py", 10), compressed])
     model = ScriptedChatModel.from_script(

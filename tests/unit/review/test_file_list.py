@@ -12,7 +12,9 @@ HUNDRED_FILES_CHARS = 1_100  # measured 1,024 (the comma-separated paths took 3,
 
 
 def _listed_line(paths: list[str], names_chars: int = 10_000) -> str:
-    view = BatchView(1, 2, "### modified a.py (+1 -0)\n", paths, ())
+    view = BatchView(
+        index=1, count=2, diff="### modified a.py (+1 -0)\n", elsewhere=paths, skipped=()
+    )
     message = batch_message(
         "Pull request #1", view, memory=False, budget_bytes=0, names_chars=names_chars
     )
@@ -63,7 +65,9 @@ def test_odd_paths_are_quoted_so_they_neither_split_the_list_nor_end_the_block()
         "café/naïve.py",
         "{brace}/odd.py",
     ]
-    view = BatchView(1, 2, "### modified a.py (+1 -0)\n", paths, ())
+    view = BatchView(
+        index=1, count=2, diff="### modified a.py (+1 -0)\n", elsewhere=paths, skipped=()
+    )
 
     message = batch_message("Pull request #1", view, memory=False, budget_bytes=0)
 

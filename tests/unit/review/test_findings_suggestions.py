@@ -9,14 +9,18 @@ from memory_action.review.findings import Finding
 from memory_action.review.findings_suggestions import IDENTICAL, PROSE, vetted, why_not
 
 CODE = ChangedFile(
-    "src/app.py",
-    "modified",
-    2,
-    1,
-    '@@ -1,2 +1,3 @@\n def f():\n-    return 1\n+    """Return one."""\n+    return 1 + 0\n',
+    path="src/app.py",
+    status="modified",
+    additions=2,
+    deletions=1,
+    patch='@@ -1,2 +1,3 @@\n def f():\n-    return 1\n+    """Return one."""\n+    return 1 + 0\n',
 )
 DOCS = ChangedFile(
-    "docs/guide.md", "modified", 1, 1, "@@ -1 +1 @@\n-Old text here.\n+New text here.\n"
+    path="docs/guide.md",
+    status="modified",
+    additions=1,
+    deletions=1,
+    patch="@@ -1 +1 @@\n-Old text here.\n+New text here.\n",
 )
 
 

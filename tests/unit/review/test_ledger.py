@@ -18,7 +18,7 @@ from memory_action.review.ledger import (
 )
 
 PATCH = "@@ -1,2 +1,4 @@\n a\n+b = None\n+c\n d\n"
-FILES = [ChangedFile("x.py", "modified", 2, 0, PATCH)]
+FILES = [ChangedFile(path="x.py", status="modified", additions=2, deletions=0, patch=PATCH)]
 B = Finding(path="x.py", line=2, title="b is None", body="")
 C = Finding(path="x.py", line=3, title="c is unused", body="")
 
@@ -30,7 +30,13 @@ def _ledger() -> ReviewLedger:
 def test_what_the_ledger_holds_is_never_posted_again() -> None:
     ledger = _ledger()
     moved = [
-        ChangedFile("x.py", "modified", 3, 0, "@@ -1,2 +1,5 @@\n a\n+new\n+b = None\n+c\n d\n")
+        ChangedFile(
+            path="x.py",
+            status="modified",
+            additions=3,
+            deletions=0,
+            patch="@@ -1,2 +1,5 @@\n a\n+new\n+b = None\n+c\n d\n",
+        )
     ]
     again = Finding(path="x.py", line=3, title="B is none!", body="other words")
     assert unposted(ledger, [again], moved) == []  # moved a line down, same concern and code
@@ -39,7 +45,15 @@ def test_what_the_ledger_holds_is_never_posted_again() -> None:
 
 
 def test_a_finding_whose_code_changed_is_outdated_the_rest_stay_open() -> None:
-    changed = [ChangedFile("x.py", "modified", 2, 0, PATCH.replace("+c\n", "+c = 1\n"))]
+    changed = [
+        ChangedFile(
+            path="x.py",
+            status="modified",
+            additions=2,
+            deletions=0,
+            patch=PATCH.replace("+c\n", "+c = 1\n"),
+        )
+    ]
     states = {e.title: e.state for e in mark_outdated(_ledger(), changed).entries}
     assert states == {"b is None": "open", "c is unused": "outdated"}
     states = {e.title: e.state for e in mark_outdated(_ledger(), []).entries}
@@ -57,7 +71,7 @@ def test_only_open_findings_change_state_and_the_model_sees_the_open_ones() -> N
 
 
 def test_the_stored_ledger_round_trips_and_a_bad_one_is_dropped_alone(tmp_path: Path) -> None:
-    EntryState("overlay", base="x", review=_ledger()).dump(tmp_path)
+    EntryState(layer="overlay", base="x", review=_ledger()).dump(tmp_path)
     state = load_state(tmp_path)
     assert state is not None and state.review == _ledger()
     assert parse_ledger({"entries": [{"fingerprint": "zz"}]}) is None

@@ -43,13 +43,24 @@ def test_the_fixed_part_of_a_request_fits_the_overhead_the_inputs_are_checked_ag
         base_ref="main",
     )
     names = [f"src/package/module_{n:03d}/implementation_file.py" for n in range(200)]
-    view = BatchView(1, 9, "", names, [Skipped(n, "over max_model_calls (11)") for n in names])
+    view = BatchView(
+        index=1,
+        count=9,
+        diff="",
+        elsewhere=names,
+        skipped=[Skipped(path=n, reason="over max_model_calls (11)") for n in names],
+    )
     chars = description_chars(8_000, TokenEstimator())
     pr_header = header(info, "some-organisation/some-repository", description_chars=chars)
     frame = batch_message(pr_header, view, memory=True, budget_bytes=7 * 1024, extra="")
     system = system_prompt(Mode.REVIEW, "memory-agent", "Focus on correctness.")
     system += "\n\n" + render_memory_block([], ".agent-memory/AGENTS.md")
-    files = MemoryFiles(tmp_path, (), PurePosixPath(".agent-memory/AGENTS.md"), 7 * 1024)
+    files = MemoryFiles(
+        workspace=tmp_path,
+        read_only=(),
+        writable=PurePosixPath(".agent-memory/AGENTS.md"),
+        max_bytes=7 * 1024,
+    )
     tools = [tool_schema(t) for t in make_pr_tools(StaticPullRequest([]), include_listing=False)]
     tools += [tool_schema(t) for t in make_memory_tools(files)]
     fixed = TokenEstimator().count_request(system, [frame], tools)

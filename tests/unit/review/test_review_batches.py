@@ -51,7 +51,7 @@ def review_file(
         patch=patch,
         previous_path=previous_path,
     )
-    return ReviewFile(file, Category.SOURCE)
+    return ReviewFile(file=file, category=Category.SOURCE)
 
 
 def added(path: str, count: int) -> ReviewFile:
@@ -177,8 +177,8 @@ def test_files_over_the_call_budget_are_listed() -> None:
     plan = plan_batches(files, capacity=10, count=lines, max_batches=1)
     assert plan.reviewed_paths == ("a.py",)
     assert plan.not_reviewed == (
-        Skipped("b.py", "over max_model_calls (1)"),
-        Skipped("c.py", "over max_model_calls (1)"),
+        Skipped(path="b.py", reason="over max_model_calls (1)"),
+        Skipped(path="c.py", reason="over max_model_calls (1)"),
     )
     nothing = plan_batches(files, capacity=10, count=lines, max_batches=0)
     assert nothing.batches == ()
@@ -253,13 +253,18 @@ def test_a_line_longer_than_a_request_is_cut_with_a_note() -> None:
     assert all(part.tokens <= 200 for part in parts)
     assert plan.reviewed_paths == ("static/app.js",)
     assert plan.not_reviewed == (
-        Skipped("static/app.js", "partly reviewed: new line 1 cut to 126 of 500 characters"),
+        Skipped(
+            path="static/app.js", reason="partly reviewed: new line 1 cut to 126 of 500 characters"
+        ),
     )
 
 
 def test_a_file_whose_header_alone_is_too_large_is_listed() -> None:
     plan = plan_batches([added("a.py", 1)], capacity=2, count=lines, max_batches=5)
-    assert plan == ReviewPlan((), (Skipped("a.py", "too large for one request of 2 tokens"),))
+    assert plan == ReviewPlan(
+        batches=(),
+        not_reviewed=(Skipped(path="a.py", reason="too large for one request of 2 tokens"),),
+    )
 
 
 def test_a_file_with_any_part_sent_counts_as_reviewed() -> None:
@@ -268,8 +273,8 @@ def test_a_file_with_any_part_sent_counts_as_reviewed() -> None:
     )
     assert plan.reviewed_paths == ("new.py",)
     assert plan.not_reviewed == (
-        Skipped("new.py", "partly reviewed: parts 3-4 of 4 over max_model_calls (2)"),
-        Skipped("later.py", "over max_model_calls (2)"),
+        Skipped(path="new.py", reason="partly reviewed: parts 3-4 of 4 over max_model_calls (2)"),
+        Skipped(path="later.py", reason="over max_model_calls (2)"),
     )
 
 
@@ -310,6 +315,13 @@ def test_impossible_arguments_are_refused(arguments: dict[str, object]) -> None:
 
 
 def test_a_batch_lists_each_path_once() -> None:
-    part = FilePart("a.py", "x", 1)
-    batch = Batch((part, FilePart("b.py", "y", 1), FilePart("a.py", "z", 1, 2, 2)), 3)
+    part = FilePart(path="a.py", text="x", tokens=1)
+    batch = Batch(
+        parts=(
+            part,
+            FilePart(path="b.py", text="y", tokens=1),
+            FilePart(path="a.py", text="z", tokens=1, part=2, parts=2),
+        ),
+        tokens=3,
+    )
     assert batch.paths == ("a.py", "b.py")

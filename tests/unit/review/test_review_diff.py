@@ -49,7 +49,14 @@ def edited(lines: list[str], seed: int) -> list[str]:
 def test_parses_counts_section_and_lines() -> None:
     patch = "@@ -10,4 +10,5 @@ def main():\n a\n-b\n+B\n+C\n c\n d"
     assert parse_patch(patch) == [
-        Hunk(10, 4, 10, 5, "def main():", (" a", "-b", "+B", "+C", " c", " d"))
+        Hunk(
+            old_start=10,
+            old_count=4,
+            new_start=10,
+            new_count=5,
+            section="def main():",
+            lines=(" a", "-b", "+B", "+C", " c", " d"),
+        )
     ]
 
 
@@ -95,7 +102,9 @@ def test_empty_lines_are_context_and_carriage_returns_stay() -> None:
 
 def test_file_headers_of_a_full_git_diff_are_skipped() -> None:
     patch = "diff --git a/x b/x\nindex 1..2 100644\n--- a/x\n+++ b/x\n@@ -1 +1 @@\n-a\n+b"
-    assert parse_patch(patch) == [Hunk(1, 1, 1, 1, "", ("-a", "+b"))]
+    assert parse_patch(patch) == [
+        Hunk(old_start=1, old_count=1, new_start=1, new_count=1, section="", lines=("-a", "+b"))
+    ]
 
 
 def test_a_line_that_is_not_a_diff_line_is_named() -> None:
@@ -176,7 +185,22 @@ def test_a_split_hunk_takes_the_nearest_section_line_as_git_does() -> None:
 
 
 def test_a_hunk_without_changes_is_left_out_and_context_cannot_be_negative() -> None:
-    assert compress_hunks([Hunk(1, 2, 1, 2, "", (" a", " b"))], context=3) == []
+    assert (
+        compress_hunks(
+            [
+                Hunk(
+                    old_start=1,
+                    old_count=2,
+                    new_start=1,
+                    new_count=2,
+                    section="",
+                    lines=(" a", " b"),
+                )
+            ],
+            context=3,
+        )
+        == []
+    )
     with pytest.raises(ValueError, match="context must be 0 or more"):
         compress_hunks([], context=-1)
 
@@ -191,13 +215,34 @@ def test_a_long_pure_deletion_becomes_one_line() -> None:
 
 
 def test_short_deletions_and_deletions_with_additions_stay_whole() -> None:
-    eight = Hunk(3, 8, 2, 0, "", tuple(f"-r{n}" for n in range(8)))
-    replaced = Hunk(3, 9, 3, 1, "", (*(f"-r{n}" for n in range(9)), "+new"))
+    eight = Hunk(
+        old_start=3,
+        old_count=8,
+        new_start=2,
+        new_count=0,
+        section="",
+        lines=tuple(f"-r{n}" for n in range(8)),
+    )
+    replaced = Hunk(
+        old_start=3,
+        old_count=9,
+        new_start=3,
+        new_count=1,
+        section="",
+        lines=(*(f"-r{n}" for n in range(9)), "+new"),
+    )
     assert render_hunks([eight, replaced]) == eight.render() + replaced.render()
     assert "lines removed" in render_hunks([eight], summarise_deletions_over=7)
 
 
 def test_the_quoted_line_is_shortened() -> None:
-    hunk = Hunk(1, 9, 0, 0, "", tuple("-" + "x" * 200 for _ in range(9)))
+    hunk = Hunk(
+        old_start=1,
+        old_count=9,
+        new_start=0,
+        new_count=0,
+        section="",
+        lines=tuple("-" + "x" * 200 for _ in range(9)),
+    )
     (summary,) = render_hunks([hunk]).splitlines()[1:]
     assert summary == f"[9 lines removed, from `{'x' * 79}…`]"

@@ -25,7 +25,9 @@ def changed(
     status: str = "modified",
     patch: str | None = "@@",
 ) -> ChangedFile:
-    return ChangedFile(path, status, additions, deletions, patch)
+    return ChangedFile(
+        path=path, status=status, additions=additions, deletions=deletions, patch=patch
+    )
 
 
 @pytest.mark.parametrize(
@@ -155,6 +157,6 @@ def test_select_orders_by_value_then_size_then_path_and_keeps_skipped_in_input_o
     ]
     assert all(isinstance(rf, ReviewFile) for rf in review)
     assert skipped == [
-        Skipped("yarn.lock", "lock file"),
-        Skipped("docs/skip.md", "excluded by the exclude input (docs)"),
+        Skipped(path="yarn.lock", reason="lock file"),
+        Skipped(path="docs/skip.md", reason="excluded by the exclude input (docs)"),
     ]

@@ -41,9 +41,9 @@ from memory_action.store.keys import keys_problem
     [
         (create_body("k", "v"), '{"key":"k","version":"v"}'),
         (finalize_body("k", "v", 1234), '{"key":"k","size_bytes":"1234","version":"v"}'),
-        (lookup_body(RestoreKeys("k"), "v"), '{"key":"k","version":"v"}'),
+        (lookup_body(RestoreKeys(primary="k"), "v"), '{"key":"k","version":"v"}'),
         (
-            lookup_body(RestoreKeys("k", ("a-", "b-")), "v"),
+            lookup_body(RestoreKeys(primary="k", restore=("a-", "b-")), "v"),
             '{"key":"k","restore_keys":["a-","b-"],"version":"v"}',
         ),
     ],
@@ -168,7 +168,7 @@ def test_block_ids_have_equal_length_and_the_list_is_in_order() -> None:
 
 
 def test_v1_lookup_encodes_like_encode_uri_component() -> None:
-    resource = lookup_resource(RestoreKeys("mem-2", ("mem-", "a b/c(!)*'~")), "v")
+    resource = lookup_resource(RestoreKeys(primary="mem-2", restore=("mem-", "a b/c(!)*'~")), "v")
     assert resource == "cache?keys=mem-2%2Cmem-%2Ca%20b%2Fc(!)*'~&version=v"
 
 

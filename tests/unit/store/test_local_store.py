@@ -66,7 +66,7 @@ class Harness:
         return self.store.save(key, source)
 
     def restore(self, primary: str, *restore: str) -> RestoreResult:
-        return self.store.restore(RestoreKeys(primary, tuple(restore)), self.target)
+        return self.store.restore(RestoreKeys(primary=primary, restore=tuple(restore)), self.target)
 
     def entry_dir(self, key: str) -> Path:
         return self.store.root / hashlib.sha256(key.encode()).hexdigest()
