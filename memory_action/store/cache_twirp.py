@@ -1,8 +1,9 @@
 """Cache service v2: three Twirp RPCs with JSON bodies (§2), plus the blob transfer.
 
 Requests use proto field names, omit defaults (an empty ``restore_keys``), send int64 as strings
-and never send ``metadata``. Responses are read leniently: snake_case or lowerCamel names, int64
-as a string or a number, and anything without ``"ok": true`` is "not ok".
+and never send ``metadata``. Responses are parsed leniently into the models of ``cache_answers``:
+snake_case or lowerCamel names, int64 as a string or a number, and anything without ``"ok":
+true`` is "not ok".
 """
 
 from __future__ import annotations
@@ -16,6 +17,17 @@ import httpx
 
 from memory_action.safety.numbers import ascii_int
 from memory_action.store.base import RestoreKeys
+from memory_action.store.cache_answers import (
+    Answer,
+    CreateAnswer,
+    FinalizeAnswer,
+    Int64,
+    LookupAnswer,
+    Text,
+    TwirpErrorBody,
+    field_value,
+    object_or_empty,
+)
 from memory_action.store.cache_blob import BlobTransfer
 from memory_action.store.cache_http import HttpSession
 from memory_action.store.cache_protocol import (
@@ -61,34 +73,20 @@ def finalize_body(key: str, version: str, size: int) -> JsonObject:
     return {"key": key, "size_bytes": str(size), "version": version}
 
 
-def _camel(name: str) -> str:
-    head, *rest = name.split("_")
-    return head + "".join(part.title() for part in rest)
-
-
-def response_field(body: Mapping[str, Any], name: str) -> Any:
-    """A response field under its proto name or its lowerCamel JSON name."""
-    return body[name] if name in body else body.get(_camel(name))
-
-
 def text_field(body: Mapping[str, Any], name: str) -> str:
-    value = response_field(body, name)
-    return value if isinstance(value, str) else ""
+    """One text field of an answer, read alone by the answers' rules."""
+    text: str = field_value(body, name, Text, "")
+    return text
 
 
 def int64_field(body: Mapping[str, Any], name: str) -> int | None:
-    value = response_field(body, name)
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, int):
-        return value
-    if isinstance(value, str):
-        return ascii_int(value.strip(), signed=True)
-    return None
+    """One int64 field of an answer, read alone by the answers' rules."""
+    number: int | None = field_value(body, name, Int64, None)
+    return number
 
 
 def is_ok(body: Mapping[str, Any]) -> bool:
-    return response_field(body, "ok") is True
+    return Answer.model_validate(object_or_empty(body)).ok
 
 
 def parse_twirp(response: httpx.Response, method: str) -> JsonObject:
@@ -103,10 +101,9 @@ def parse_twirp(response: httpx.Response, method: str) -> JsonObject:
             raise TransientError(f"{method}: HTTP {status}, the body is not JSON", status) from None
         raise _twirp_error(method, status, response, "", "") from None
     if 200 <= status < 300:
-        return body if isinstance(body, dict) else {}
-    msg = str(body.get("msg", "")) if isinstance(body, dict) else ""
-    code = str(body.get("code", "")) if isinstance(body, dict) else ""
-    raise _twirp_error(method, status, response, code, msg)
+        return object_or_empty(body)
+    error = TwirpErrorBody.model_validate(object_or_empty(body))
+    raise _twirp_error(method, status, response, error.code, error.msg)
 
 
 def _twirp_error(
@@ -187,21 +184,24 @@ class TwirpCacheClient:
         )
 
     def lookup(self, keys: RestoreKeys, version: str) -> Hit | None:
-        result = self.call("GetCacheEntryDownloadURL", lookup_body(keys, version))
-        url = text_field(result, "signed_download_url")
-        if not is_ok(result) or not url:
+        answer = LookupAnswer.model_validate(
+            self.call("GetCacheEntryDownloadURL", lookup_body(keys, version))
+        )
+        url = answer.signed_download_url
+        if not answer.ok or not url:
             return None
         self._http.mask_signed_url(url)
-        return Hit(matched_key=text_field(result, "matched_key") or keys.primary, url=url)
+        return Hit(matched_key=answer.matched_key or keys.primary, url=url)
 
     def reserve(self, key: str, version: str, size: int) -> Reservation:
         result = self.call("CreateCacheEntry", create_body(key, version))
-        message = text_field(result, "message")
-        if not is_ok(result):
+        answer = CreateAnswer.model_validate(result)
+        message = answer.message
+        if not answer.ok:
             if message.startswith(WRITE_DENIED_PREFIX):
                 raise WriteDeniedError(message)
             raise ServiceError(f"Cache reservation failed: {message or 'no reason given'}")
-        url = text_field(result, "signed_upload_url")
+        url = answer.signed_upload_url
         if not url:
             raise ServiceError("Cache reservation failed: the service sent no upload URL")
         self._http.mask_signed_url(url)
@@ -212,11 +212,11 @@ class TwirpCacheClient:
 
     def finalize(self, reservation: Reservation, size: int) -> None:
         body = finalize_body(reservation.key, reservation.version, size)
-        result = self.call("FinalizeCacheEntryUpload", body)
-        if not is_ok(result):
-            message = text_field(result, "message") or "no reason given"
+        answer = FinalizeAnswer.model_validate(self.call("FinalizeCacheEntryUpload", body))
+        if not answer.ok:
+            message = answer.message or "no reason given"
             raise ServiceError(f"FinalizeCacheEntryUpload failed: {message}")
-        self._http.log.debug(f"Cache entry id: {int64_field(result, 'entry_id')}")
+        self._http.log.debug(f"Cache entry id: {answer.entry_id}")
 
     def download(self, url: str, dest: Path, max_bytes: int) -> int:
         return self._blob.download(url, dest, max_bytes)

@@ -18,6 +18,7 @@ from urllib.parse import quote
 import httpx
 
 from memory_action.store.base import RestoreKeys
+from memory_action.store.cache_answers import V1ErrorBody, V1Lookup, V1Reservation, object_or_empty
 from memory_action.store.cache_blob import BlobTransfer, file_slice
 from memory_action.store.cache_http import HttpSession
 from memory_action.store.cache_protocol import (
@@ -31,7 +32,7 @@ from memory_action.store.cache_protocol import (
     WriteDeniedError,
     v1_retrying,
 )
-from memory_action.store.cache_twirp import WRITE_DENIED_PREFIX, int64_field, text_field
+from memory_action.store.cache_twirp import WRITE_DENIED_PREFIX
 from memory_action.store.secret import Secret
 from memory_action.version import USER_AGENT
 
@@ -55,9 +56,7 @@ def _message(response: httpx.Response) -> str:
         body = json.loads(response.content)
     except ValueError:
         return ""
-    if not isinstance(body, dict):
-        return ""
-    return text_field(body, "message") or str(body.get("Message", "") or "")
+    return V1ErrorBody.model_validate(object_or_empty(body)).text()
 
 
 def check_v1(response: httpx.Response, what: str) -> None:
@@ -80,7 +79,7 @@ def _json_object(response: httpx.Response, what: str) -> dict[str, Any]:
         body = json.loads(response.content)
     except ValueError:
         raise ServiceError(f"{what}: the body is not JSON", response.status_code) from None
-    return body if isinstance(body, dict) else {}
+    return object_or_empty(body)
 
 
 class V1CacheClient:
@@ -146,17 +145,17 @@ class V1CacheClient:
         response = self._request("GET", lookup_resource(keys, version), "cache lookup")
         if response.status_code == 204:
             return None
-        body = _json_object(response, "cache lookup")
-        url = text_field(body, "archive_location")
+        found = V1Lookup.model_validate(_json_object(response, "cache lookup"))
+        url = found.archive_location
         if not url:
             return None
         self._http.mask_signed_url(url)
-        return Hit(matched_key=text_field(body, "cache_key") or keys.primary, url=url)
+        return Hit(matched_key=found.cache_key or keys.primary, url=url)
 
     def reserve(self, key: str, version: str, size: int) -> Reservation:
         body = pretty_json({"key": key, "version": version, "cacheSize": size})
         response = self._request("POST", "caches", "reserve cache", content=body, headers=JSON)
-        cache_id = int64_field(_json_object(response, "reserve cache"), "cache_id")
+        cache_id = V1Reservation.model_validate(_json_object(response, "reserve cache")).cache_id
         if cache_id is None:
             raise ServiceError("reserve cache: the service sent no cache id")
         return Reservation(key=key, version=version, cache_id=cache_id)
