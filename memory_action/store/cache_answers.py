@@ -8,11 +8,9 @@ not ``"ok": true``). The v1 answers are read by the same rules.
 
 from __future__ import annotations
 
-import functools
 from typing import Annotated, Any
 
 from pydantic import AliasChoices, AliasGenerator, BaseModel, ConfigDict, Field, PlainValidator
-from pydantic import create_model as _create_model
 
 from memory_action.safety.numbers import ascii_int
 
@@ -137,16 +135,3 @@ class V1Reservation(BaseModel):
 def object_or_empty(body: object) -> dict[str, Any]:
     """A JSON body that is not an object reads as an empty one."""
     return body if isinstance(body, dict) else {}
-
-
-@functools.cache
-def _one_field(name: str, kind: Any, default: object) -> type[BaseModel]:
-    field = Field(default=default, validation_alias=_either_spelling(name))
-    model: type[BaseModel] = _create_model("OneField", __config__=WIRE, value=(kind, field))
-    return model
-
-
-def field_value(body: object, name: str, kind: Any, default: object) -> Any:
-    """One field of an answer read alone, by the rules the answer models follow."""
-    answer = _one_field(name, kind, default).model_validate(object_or_empty(body))
-    return answer.model_dump()["value"]

@@ -18,14 +18,10 @@ import httpx
 from memory_action.safety.numbers import ascii_int
 from memory_action.store.base import RestoreKeys
 from memory_action.store.cache_answers import (
-    Answer,
     CreateAnswer,
     FinalizeAnswer,
-    Int64,
     LookupAnswer,
-    Text,
     TwirpErrorBody,
-    field_value,
     object_or_empty,
 )
 from memory_action.store.cache_blob import BlobTransfer
@@ -71,22 +67,6 @@ def create_body(key: str, version: str) -> JsonObject:
 
 def finalize_body(key: str, version: str, size: int) -> JsonObject:
     return {"key": key, "size_bytes": str(size), "version": version}
-
-
-def text_field(body: Mapping[str, Any], name: str) -> str:
-    """One text field of an answer, read alone by the answers' rules."""
-    text: str = field_value(body, name, Text, "")
-    return text
-
-
-def int64_field(body: Mapping[str, Any], name: str) -> int | None:
-    """One int64 field of an answer, read alone by the answers' rules."""
-    number: int | None = field_value(body, name, Int64, None)
-    return number
-
-
-def is_ok(body: Mapping[str, Any]) -> bool:
-    return Answer.model_validate(object_or_empty(body)).ok
 
 
 def parse_twirp(response: httpx.Response, method: str) -> JsonObject:

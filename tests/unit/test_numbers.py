@@ -8,7 +8,7 @@ from memory_action.errors import InputError
 from memory_action.memory.items import find
 from memory_action.run.settings import parse_int
 from memory_action.safety.numbers import ascii_int
-from memory_action.store.cache_twirp import int64_field
+from memory_action.store.cache_answers import FinalizeAnswer
 
 NOT_ASCII = ["\u00b2", "\u0663", "\uff12", "\u2460", "1\u00b2", "1_000", " 1", "+1", "", "1" * 5000]
 
@@ -39,7 +39,7 @@ def test_forget_by_an_ascii_number_names_the_item() -> None:
 
 @pytest.mark.parametrize("text", ["\u00b2", "\u0663", "-\u00b2"])
 def test_a_cache_services_count_in_other_digits_is_no_count(text: str) -> None:
-    assert int64_field({"size": text}, "size") is None
+    assert FinalizeAnswer.model_validate({"entry_id": text}).entry_id is None
 
 
 @pytest.mark.parametrize("text", ["\u00b2", "\u0663"])

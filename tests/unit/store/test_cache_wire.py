@@ -11,6 +11,7 @@ from tenacity import RetryCallState
 
 from memory_action.gha import Workflow
 from memory_action.store.base import RestoreKeys
+from memory_action.store.cache_answers import Answer, CreateAnswer, FinalizeAnswer
 from memory_action.store.cache_blob import block_id, block_list_xml
 from memory_action.store.cache_http import HttpSession, Timeouts
 from memory_action.store.cache_protocol import (
@@ -26,11 +27,8 @@ from memory_action.store.cache_twirp import (
     compact_json,
     create_body,
     finalize_body,
-    int64_field,
-    is_ok,
     lookup_body,
     parse_twirp,
-    text_field,
 )
 from memory_action.store.cache_v1 import lookup_resource
 from memory_action.store.keys import keys_problem
@@ -62,22 +60,23 @@ def test_bodies_are_utf8_like_json_stringify() -> None:
     [{"ok": True, "entry_id": 42}, {"ok": True, "entryId": "42"}, {"ok": True, "entry_id": "42"}],
 )
 def test_response_parsing_is_lenient(body: dict[str, object]) -> None:
-    assert is_ok(body)
-    assert int64_field(body, "entry_id") == 42
+    answer = FinalizeAnswer.model_validate(body)
+    assert answer.ok
+    assert answer.entry_id == 42
 
 
 @pytest.mark.parametrize(
     "body", [{}, {"ok": False}, {"ok": "true"}, {"ok": 1}, {"signed_download_url": "x"}]
 )
 def test_only_ok_true_is_ok(body: dict[str, object]) -> None:
-    assert not is_ok(body)
+    assert not Answer.model_validate(body).ok
 
 
 def test_text_fields_in_both_spellings() -> None:
-    assert text_field({"signedUploadUrl": "u"}, "signed_upload_url") == "u"
-    assert text_field({"signed_upload_url": "u"}, "signed_upload_url") == "u"
-    assert text_field({"signed_upload_url": 5}, "signed_upload_url") == ""
-    assert int64_field({"entry_id": True}, "entry_id") is None
+    assert CreateAnswer.model_validate({"signedUploadUrl": "u"}).signed_upload_url == "u"
+    assert CreateAnswer.model_validate({"signed_upload_url": "u"}).signed_upload_url == "u"
+    assert CreateAnswer.model_validate({"signed_upload_url": 5}).signed_upload_url == ""
+    assert FinalizeAnswer.model_validate({"entry_id": True}).entry_id is None
 
 
 def _response(status: int, body: bytes, **headers: str) -> httpx.Response:
