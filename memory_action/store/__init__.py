@@ -1,1 +1,2 @@
-"""Where memory lives between runs: the Actions cache, or a local directory."""
+"""Where memory lives between runs: the Actions cache (v2 and v1), a git branch, or a local
+directory; what a store needs of the run comes in as plain values (``StoreLog``, ``Secret``)."""
