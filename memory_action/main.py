@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from memory_action.github.client import GitHubClient
     from memory_action.model.profile import ServedWindow
     from memory_action.pipeline import Services
+    from memory_action.publish.outcome import RunResult
 
 
 def main(
@@ -71,7 +72,6 @@ def _run_action(
     # sends no request).
     settings = parse_settings(env, ask_server=ask_server)
     check_credentials(settings, env)  # after load_context: an unhandled event needs none
-    from memory_action import pipeline  # noqa: PLC0415 - keep unhandled events fast
     from memory_action.github.client import pull_request_from_event  # noqa: PLC0415
 
     github = github_client(settings.github_token.reveal(), context.api_url, context.repository)
@@ -93,7 +93,7 @@ def _run_action(
     context = allow_git_writes(settings, context)
     services = build_services(settings, context, env, workflow, build_model, github=github)
     services = dataclasses.replace(services, sleep=sleep, timer=timer)
-    result = pipeline.run(settings, context, services)
+    result = _route(settings, context, services)
     from memory_action.safety.outgoing import Form, gate  # noqa: PLC0415 - see the pipeline
 
     for name, value in result.outputs().items():
@@ -101,6 +101,19 @@ def _run_action(
         form = Form.MARKDOWN if name == "response" else Form.TEXT
         workflow.set_output(name, gate(value, workflow.masked_values, form=form))
     return 0
+
+
+def _route(settings: Settings, context: RunContext, services: Services) -> RunResult:
+    """A comment's commands go to their own flow (``commands.route``), every other run to the
+    review or maintenance flow (``pipeline``); both restore and save through ``lifecycle``."""
+    from memory_action import pipeline  # noqa: PLC0415 - keep unhandled events fast
+    from memory_action.commands.route import route  # noqa: PLC0415 - keep unhandled events fast
+    from memory_action.safety.scrub import scan_once  # noqa: PLC0415 - keep unhandled events fast
+
+    # Memory is read many times a run: scanned once, whichever flow runs.
+    with scan_once():
+        answered = route(settings, context, services)
+        return answered if answered is not None else pipeline.run(settings, context, services)
 
 
 def github_client(token: str, api_url: str, repository: str) -> GitHubClient:

@@ -13,7 +13,6 @@ import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from memory_action.commands.route import route
 from memory_action.errors import GitHubError, Setting, Words, render
 from memory_action.github.base_sources import BaseSources, at_base
 from memory_action.github.pull_request import PrefetchingReader, PullRequestReader
@@ -61,16 +60,14 @@ __all__ = [
 
 
 def run(settings: Settings, context: RunContext, services: Services) -> RunResult:
+    """A review or a maintenance run; a comment's commands never come here (``main`` routes
+    them to ``commands.route``)."""
     # Memory is read many times a run (restore, prompt, edits, save, publish): scanned once.
     with scan_once():
-        return _route_and_run(settings, context, services)
+        return _run_in_scratch(settings, context, services)
 
 
-def _route_and_run(settings: Settings, context: RunContext, services: Services) -> RunResult:
-    # A comment's commands to the agent are answered without a review (``commands.route``).
-    answered = route(settings, context, services)
-    if answered is not None:
-        return answered
+def _run_in_scratch(settings: Settings, context: RunContext, services: Services) -> RunResult:
     deadline = Deadline.after(settings.timeout_minutes * 60.0, services.timer)
     with tempfile.TemporaryDirectory(prefix="memory-agent-") as scratch:
         files = MemoryFiles.from_settings(
