@@ -17,6 +17,7 @@ from memory_action.errors import RunEnding, UnsupportedEvent, exit_for
 from memory_action.gha import Workflow
 from memory_action.run.context import PR_EVENTS, RunContext, load_context, read_event, settle_trust
 from memory_action.run.settings import Settings, check_credentials, parse_settings
+from memory_action.safety.scrub import scan_once
 
 if TYPE_CHECKING:
     from langchain_core.language_models import BaseChatModel
@@ -108,7 +109,6 @@ def _route(settings: Settings, context: RunContext, services: Services) -> RunRe
     review or maintenance flow (``pipeline``); both restore and save through ``lifecycle``."""
     from memory_action import pipeline  # noqa: PLC0415 - keep unhandled events fast
     from memory_action.commands.route import route  # noqa: PLC0415 - keep unhandled events fast
-    from memory_action.safety.scrub import scan_once  # noqa: PLC0415 - keep unhandled events fast
 
     # Memory is read many times a run: scanned once, whichever flow runs.
     with scan_once():

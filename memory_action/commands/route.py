@@ -82,14 +82,7 @@ def run_commands(
     if github is None:
         raise GitHubError("Comment commands need GitHub access.")
     answers: list[Answer] = []
-    result = RunResult(
-        memory_hit=False,
-        memory_key="",
-        saved_key="",
-        memory_changed=False,
-        comment_url="",
-        response="",
-    )
+    result = RunResult.untouched()
     if commands.for_memory and not commenter_may_write(context, github):
         answers.append(Answer(verb=Verb.MEMORY, text=replies.not_a_writer(), done=False))
     elif commands.for_memory and not settings.enable_memory:
@@ -111,30 +104,16 @@ def run_commands(
 def _unhandled(context: RunContext, commands: Commands) -> list[Answer]:
     """``review`` where it is not run, and commands past the limit: said, never dropped."""
     notes: list[Answer] = []
-    if commands.asks_review and context.pull_request is None:
-        notes.append(
-            Answer(
-                verb=Verb.REVIEW,
-                text="`review` reviews pull requests; this is an issue.",
-                done=False,
-            )
+    if commands.asks_review:
+        why = (
+            "`review` reviews pull requests; this is an issue."
+            if context.pull_request is None
+            else "A review runs when `review` is asked in a comment of its own."
         )
-    elif commands.asks_review:
-        notes.append(
-            Answer(
-                verb=Verb.REVIEW,
-                text="A review runs when `review` is asked in a comment of its own.",
-                done=False,
-            )
-        )
+        notes.append(Answer(verb=Verb.REVIEW, text=why, done=False))
     if commands.left_over:
-        notes.append(
-            Answer(
-                verb=replies.LEFT_OVER,
-                text=f"{commands.left_over} more command(s) were not read: ask again.",
-                done=False,
-            )
-        )
+        more = f"{commands.left_over} more command(s) were not read: ask again."
+        notes.append(Answer(verb=replies.LEFT_OVER, text=more, done=False))
     return notes
 
 
@@ -204,14 +183,7 @@ class _Plans:
 def _one_by_one(plans: _Plans, commands: Commands, reason: str) -> tuple[list[Answer], RunResult]:
     """Each command on the memory as the one before left it: one save (commit) each."""
     answers: list[Answer] = []
-    result = RunResult(
-        memory_hit=False,
-        memory_key="",
-        saved_key="",
-        memory_changed=False,
-        comment_url="",
-        response="",
-    )
+    result = RunResult.untouched()
     for command in commands.for_memory:
         plan = plans.next()
         start = restore(plan)

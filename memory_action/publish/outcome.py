@@ -48,6 +48,18 @@ class RunResult:
     memory_diff: str = ""  # for people (the CLI prints it); not an output
     review: ReviewResult | None = None
 
+    @classmethod
+    def untouched(cls) -> RunResult:
+        """No memory read, none saved, nothing posted (yet)."""
+        return cls(
+            memory_hit=False,
+            memory_key="",
+            saved_key="",
+            memory_changed=False,
+            comment_url="",
+            response="",
+        )
+
     def outputs(self) -> dict[str, str]:
         outputs = {
             "memory_hit": str(self.memory_hit).lower(),
