@@ -20,9 +20,9 @@ from github.File import File
 from github.Repository import Repository
 from urllib3.util import Retry
 
-from memory_action import __version__
 from memory_action.errors import GitHubError
 from memory_action.github.pull_request import ChangedFile, CommentPermissionError
+from memory_action.version import USER_AGENT
 
 DEFAULT_API_URL = "https://api.github.com"
 _PERMISSION_HINT = (
@@ -60,7 +60,7 @@ class RepositoryApi:
             auth=Auth.Token(self._token),
             base_url=self._api_url,
             timeout=self._timeout,
-            user_agent=f"memory-agent/{__version__}",
+            user_agent=USER_AGENT,
             per_page=100,
             retry=_retry_policy(self._retries),
             # A run makes a handful of requests: PyGithub's pauses between them only add latency.
