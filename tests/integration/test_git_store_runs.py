@@ -143,3 +143,20 @@ def test_a_secret_in_a_branch_name_is_in_no_folder_entry_or_key_of_the_memory_br
     for commit in github.git.log(MEMORY_BRANCH):
         assert BRANCH_TOKEN[5:] not in repr((commit.files, commit.headline, commit.body))
     assert "memory-agent/v1/memory-agent/branch/fix%2F~" in second.log  # restored from git
+
+
+def test_the_job_log_shows_the_cache_keys_of_branch_memory(tmp_path: Path) -> None:
+    """A key is what a user debugging a restore needs: "Cache hit for restore-key: <key>" and
+    "Cache saved with key: <key>" show it, also when its parts are encoded or mixed-case."""
+    ref = "refs/heads/feature/Login_Flow"
+    github = FakeGitHub()
+    with FakeCacheService([ref]) as service, default_tuning(fast_tuning([])), github.serve():
+        github.cache = service
+        inputs = {"INPUT_MEMORY_SCOPE": "branch"}
+        with redirect_stdout(io.StringIO()), redirect_stderr(io.StringIO()):
+            first = run_once(tmp_path, 1, service, writer(), ref=ref, inputs=inputs, lossless=True)
+            second = run_once(tmp_path, 2, service, reader(), ref=ref, inputs=inputs, lossless=True)
+    prefix = "memory-agent/v1/memory-agent/branch/feature%2FLogin_Flow/committed/"
+    assert f"Cache saved with key: {prefix}" in first.log, first.log
+    assert f"Cache hit for restore-key: {prefix}" in second.log, second.log
+    assert "REDACTED" not in first.log + second.log
