@@ -16,6 +16,7 @@ from typing import Any
 
 import httpx
 
+from memory_action.safety import untrusted_json
 from memory_action.safety.numbers import ascii_int
 from memory_action.store.base import RestoreKeys
 from memory_action.store.cache_answers import (
@@ -75,7 +76,9 @@ def parse_twirp(response: httpx.Response, method: str) -> JsonObject:
     """The JSON body of a 2xx; otherwise the error the JS client would make of it."""
     status = response.status_code
     try:
-        body = json.loads(response.content)
+        body = untrusted_json.loads(response.content)
+    except untrusted_json.UntrustedJsonError as exc:  # the service spoke, but nothing readable
+        raise ServiceError(f"{method} sent a garbled answer: {exc}", status) from None
     except ValueError:
         # The status decides first: the JS client parses before it looks, so it retries even a
         # plain-text denial or conflict; here only a garbled success or a 5xx is tried again.

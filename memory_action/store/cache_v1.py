@@ -17,6 +17,7 @@ from urllib.parse import quote
 
 import httpx
 
+from memory_action.safety import untrusted_json
 from memory_action.store.base import RestoreKeys
 from memory_action.store.cache_answers import (
     V1ErrorBody,
@@ -59,7 +60,7 @@ def pretty_json(body: dict[str, Any]) -> bytes:
 
 def _message(response: httpx.Response) -> str:
     try:
-        body = json.loads(response.content)
+        body = untrusted_json.loads(response.content)
     except ValueError:
         return ""
     return V1ErrorBody.model_validate(object_or_empty(body)).text()
@@ -82,7 +83,7 @@ def check_v1(response: httpx.Response, what: str) -> None:
 
 def _json_object(response: httpx.Response, what: str) -> dict[str, Any]:
     try:
-        body = json.loads(response.content)
+        body = untrusted_json.loads(response.content)
     except ValueError:
         raise ServiceError(f"{what}: the body is not JSON", response.status_code) from None
     if not isinstance(body, dict):  # "[]" or "null": no answer to read a miss from

@@ -249,6 +249,7 @@ def test_ok_false_or_absent_is_a_miss(saved: CacheHarness, body: bytes) -> None:
         (b'{"ok":true,"signed_download_url":["x"]}', "signed_download_url: ['x'] is not a"),
         (b"[]", "not a JSON object"),
         (b"null", "not a JSON object"),
+        (b"[" * 20_000 + b"]" * 20_000, "JSON nested deeper than 200 levels is refused"),
     ],
 )
 def test_a_garbled_lookup_answer_is_cache_trouble_not_a_miss(
