@@ -37,7 +37,7 @@ class FakeGitHub(api.FakeGitHub):
 
     def _in_process(self, request: requests.PreparedRequest) -> Reply:
         body = request.body.decode() if isinstance(request.body, bytes) else request.body or ""
-        reply = self.answer(ApiRequest(str(request.method), str(request.url), body))
+        reply = self.answer(ApiRequest(method=str(request.method), url=str(request.url), body=body))
         if reply is None:
             raise requests.ConnectionError(
                 f"FakeGitHub: no route for {request.method} {request.url}"

@@ -72,7 +72,7 @@ def github() -> Iterator[FakeGitHub]:
 def push(github: FakeGitHub, head: str, found: list[dict[str, Any]], status: str = "ahead") -> None:
     pull = github.pulls[7]
     changed = [f for f in found if f not in pull.files]
-    github.reviews.compare_as(pull.head_sha, head, Comparison(status, changed))
+    github.reviews.compare_as(pull.head_sha, head, Comparison(status=status, files=changed))
     pull.head_sha, pull.files = head, found
 
 

@@ -58,7 +58,7 @@ FETCH_PATCH = (
 FETCH_SOURCE = "def fetch(url):\n    return get(url)\n"
 
 
-@dataclass
+@dataclass(kw_only=True)
 class FakePullRequest:
     number: int = 7
     title: str = "Add a retry to the fetcher"
@@ -76,7 +76,7 @@ class FakePullRequest:
     base_sha: str = BASE_SHA
 
 
-@dataclass
+@dataclass(kw_only=True)
 class FakeGitHub:
     pulls: dict[int, FakePullRequest] = field(default_factory=dict)
     comments: dict[int, list[dict[str, Any]]] = field(default_factory=dict)
@@ -122,8 +122,8 @@ class FakeGitHub:
 
     def __post_init__(self) -> None:
         self.permissions.setdefault(AUTHOR, "write")
-        self.reviews = FakeReviews(self)
-        self.git = FakeGitData(self)
+        self.reviews = FakeReviews(github=self)
+        self.git = FakeGitData(github=self)
 
     def merge(self, number: int, sha: str) -> None:
         self.pulls[number].merged_in = sha

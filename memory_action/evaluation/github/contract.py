@@ -100,7 +100,7 @@ def take() -> list[str]:
 # -- REST ----------------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Operation:
     method: str
     template: str
@@ -377,7 +377,7 @@ def _object_schema(schema: dict[str, Any], value: Any = None) -> dict[str, Any]:
 # -- rules the descriptions state in words -------------------------------------------------------
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Rule:
     """A documented constraint no type expresses: ``documented`` must still be in the field's
     description, and ``holds`` must be true of every value sent."""

@@ -49,7 +49,7 @@ ACTIONS_MAY_NOT_OPEN = "GitHub Actions is not permitted to create or approve pul
 _counter = itertools.count(1)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class FakeCommit:
     oid: str
     files: dict[str, str]  # path → text: the whole tree, flattened
@@ -60,7 +60,7 @@ class FakeCommit:
     verified: bool
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class OpenedPull:
     """A pull request opened through ``POST /pulls``."""
 
@@ -79,7 +79,7 @@ def _oid(*parts: str) -> str:
     return digest.hexdigest()
 
 
-@dataclass
+@dataclass(kw_only=True)
 class FakeGitData:
     github: Host
     refs: dict[str, str] = field(default_factory=dict)  # "refs/heads/x" → commit oid
@@ -383,7 +383,13 @@ class FakeGitData:
     ) -> FakeCommit:
         date = f"2026-12-01T10:{len(self.commits) // 60 % 60:02d}:{len(self.commits) % 60:02d}Z"
         commit = FakeCommit(
-            _oid("commit", headline, *parents), dict(files), parents, headline, body, date, signed
+            oid=_oid("commit", headline, *parents),
+            files=dict(files),
+            parents=parents,
+            headline=headline,
+            body=body,
+            date=date,
+            verified=signed,
         )
         self.commits[commit.oid] = commit
         return commit

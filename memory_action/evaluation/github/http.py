@@ -53,7 +53,9 @@ class GitHubHttpServer(LocalServer):
                 length = int(self.headers.get("Content-Length") or 0)
                 body = self.rfile.read(length).decode() if length else ""
                 url = f"{server.base_url}{self.path}"
-                status, headers, data = server.answer(ApiRequest(self.command, url, body))
+                status, headers, data = server.answer(
+                    ApiRequest(method=self.command, url=url, body=body)
+                )
                 self.send_response(status)
                 for name, value in headers.items():
                     self.send_header(name, value)

@@ -70,7 +70,7 @@ def diff_positions(patch: str) -> dict[tuple[str, int], int]:
     return positions
 
 
-@dataclass
+@dataclass(kw_only=True)
 class Comparison:
     status: str
     files: list[dict[str, Any]]
@@ -78,7 +78,7 @@ class Comparison:
     behind_by: int = 0
 
 
-@dataclass
+@dataclass(kw_only=True)
 class FakeReviews:
     """The review state of a ``FakeGitHub`` (``github.reviews``)."""
 

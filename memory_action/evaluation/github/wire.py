@@ -18,7 +18,7 @@ GITHUB_DEFAULT_PER_PAGE = 30
 Reply = tuple[int, dict[str, str], str]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class ApiRequest:
     """One request to the API, whatever carried it: ``url`` is absolute (query included)."""
 
