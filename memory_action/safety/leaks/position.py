@@ -352,8 +352,15 @@ def _pgpass_candidates(text: str) -> Iterator[Candidate]:
         password, user = match.group("password"), match.group("user")
         if text[match.end() : match.end() + 1] == ":" or password == user:
             continue
+        if not _is_host(match.group("host")):
+            continue  # 12:30:45:120:frame=42 is a timestamp and a counter
         if looks_like_password(password.replace("\\", "")):
             yield _found(*match.span("password"))
+
+
+def _is_host(host: str) -> bool:
+    """A host name (a letter in it), an IPv4 address (dots), or ``*``: not a bare number."""
+    return host == "*" or "." in host or any(c.isalpha() for c in host)
 
 
 # --- Azure Functions keys: https://<app>.azurewebsites.net/api/<function>?code=<key> -------------

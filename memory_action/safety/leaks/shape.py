@@ -18,7 +18,7 @@ MIN_TOKEN_ENTROPY = 3.5  # bits per character, for long values
 MIN_HEX_TOKEN_ENTROPY = 2.8  # hex carries at most 4 bits per character
 
 _PLACEHOLDER = re.compile(
-    r"(?i)xxx|\*\*\*|\.\.\.|…|<[^>]*>|\$\{|\{\{|\}\}|%\(|\$\(|^\$|^%|%$|^@|your[_-]?|example"
+    r"(?i)xxx|\*\*\*|\.\.\.|…|<[^>]*>|\$\{|\{\{|\}\}|#\{|%\(|\$\(|^\$|^%|%$|^@|your[_-]?|example"
     r"|placeholder|changeme|change[_-]me|redacted|dummy|sample|insert[_-]|replace[_-]?me"
     r"|^secrets?\.|env\.|vars\.|^process\.|^os\.|^settings\.|^config\.|^self\.|^this\.|fake"
 )
