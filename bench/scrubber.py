@@ -123,6 +123,14 @@ HOSTILE: dict[str, str] = {
     "escaped line breaks": "ab\\n",
     "shell defaults": "${DB_PASSWORD:-",
     "a word before a name": "the public key ",
+    "v1.0- and hex": "v1.0-0123456789abcdef-",
+    "scheme://user@ repeated": "https://abcdefgh1234@",
+    ".pgpass-like fields": "db:5432:app:ci:",
+    "?code= repeated": "/api/f?code=",
+    "&code= keys in one URL": "&code=Ab1Cd2Ef3Gh4Ij5Kl6Mn7",
+    "curl -b cookies": "curl -b 'session=Ab1;",
+    "a long Cookie: header": "Cookie: " + "a" * 5000 + "\n",
+    "appSettings add key": '<add key="Secret" value="',
 }
 
 

@@ -375,20 +375,17 @@ def _function_key_candidates(text: str) -> Iterator[Candidate]:
     with a base64 key's padding (``==``), since an OAuth redirect's ``?code=`` is no key."""
     if "code=" not in text:
         return
+    scanned = url_start = 0  # the URL's start moves forward only: the scan stays linear
     for match in _CODE_PARAMETER.finditer(text):
-        url = _url_before(text, match.start())
+        for boundary in _URL_START.finditer(text, scanned, match.start()):
+            url_start = boundary.end()
+        scanned = match.start()
+        url = text[max(url_start, match.start() - _MAX_URL) : match.start()]
         key = match.group("key")
         padded = key.endswith("==") or key.upper().endswith("%3D%3D")
         on_azure = ".azurewebsites.net/" in url
         if (on_azure or ("/api/" in url and padded)) and looks_like_token(_unpadded(key)):
             yield _found(*match.span("key"))
-
-
-def _url_before(text: str, position: int) -> str:
-    """The URL text before ``position``, back to a blank, a quote or a bracket."""
-    window = text[max(0, position - _MAX_URL) : position]
-    starts = [match.end() for match in _URL_START.finditer(window)]
-    return window[starts[-1] if starts else 0 :]
 
 
 def _unpadded(key: str) -> str:
@@ -405,7 +402,7 @@ _COOKIE_FLAG = re.compile(
 )
 _COOKIE_HEADER = re.compile(r"(?i)\bcookie:[ \t]{0,8}(?P<bare>[^\n\"'`]{1,4096})")
 _COOKIE_GROUPS = ("dq", "sq", "bare")
-_COOKIE = re.compile(r"(?P<name>[A-Za-z0-9_.-]{1,128})=(?P<value>[^;\s,]{1,4096})")
+_MAX_COOKIE_NAME = 128
 # oauth2-proxy's session cookie (split into _0, _1... when large); others by name.
 _SESSION_COOKIE = re.compile(r"(?i)_oauth2_proxy|session|sess|sid")
 
@@ -418,13 +415,22 @@ def _cookie_candidates(text: str) -> Iterator[Candidate]:
             if pattern is _COOKIE_FLAG and not _after_program(text, match.start(), ("curl",)):
                 continue
             group = next(name for name in _COOKIE_GROUPS if match.groupdict().get(name))
-            offset = match.start(group)
-            for cookie in _COOKIE.finditer(match.group(group)):
-                if _is_session_cookie(cookie.group("name")) and looks_like_token(
-                    cookie.group("value")
-                ):
-                    start, end = cookie.span("value")
-                    yield _found(offset + start, offset + end)
+            yield from _session_cookies(text, *match.span(group))
+
+
+def _session_cookies(text: str, start: int, end: int) -> Iterator[Candidate]:
+    """The values of session cookies in ``name=value; name=value`` at ``text[start:end]``."""
+    position = start
+    for pair in text[start:end].split(";"):
+        name, equals, rest = pair.partition("=")
+        value = rest.split(maxsplit=1)[0] if rest.strip() else ""
+        value_start = position + len(name) + len(equals) + len(rest) - len(rest.lstrip())
+        position += len(pair) + 1
+        name = name.strip()
+        if not value or len(name) > _MAX_COOKIE_NAME or not _is_session_cookie(name):
+            continue
+        if looks_like_token(value):
+            yield _found(value_start, value_start + len(value))
 
 
 def _is_session_cookie(name: str) -> bool:
