@@ -104,7 +104,9 @@ def _assignment_candidates(text: str) -> Iterator[Candidate]:
         if _annotated(text[name_end:start]) and is_type_annotation(value):
             continue  # $password: String!, val token: String?
         if in_prose and _previous_word(text, name_start).lower() in _SPEAKERS:
-            strength = Strength.TOKEN  # "my password is ...": dialogue, random to count
+            if _WORD_AND_DIGITS.fullmatch(value) is not None:
+                continue  # "my password is pumpkin88": a line of dialogue
+            strength = Strength.TOKEN  # "my password is ...": random to count
         if _judge(value, strength):
             yield _found(start, end)
 
@@ -112,6 +114,7 @@ def _assignment_candidates(text: str) -> Iterator[Candidate]:
 # "my password is X" is someone speaking (a dialogue, a support example): X counts only when it
 # looks random, as a token must; "the password is X" is a note and keeps the password strength.
 _SPEAKERS = frozenset(("my",))
+_WORD_AND_DIGITS = re.compile(r"[A-Za-z][a-z]+[0-9]{1,4}[!?.]?")
 
 
 def _annotated(separator: str) -> bool:
@@ -402,7 +405,6 @@ _COOKIE_FLAG = re.compile(
 )
 _COOKIE_HEADER = re.compile(r"(?i)\bcookie:[ \t]{0,8}(?P<bare>[^\n\"'`]{1,4096})")
 _COOKIE_GROUPS = ("dq", "sq", "bare")
-_MAX_COOKIE_NAME = 128
 # oauth2-proxy's session cookie (split into _0, _1... when large); others by name.
 _SESSION_COOKIE = re.compile(r"(?i)_oauth2_proxy|session|sess|sid")
 
@@ -412,8 +414,6 @@ def _cookie_candidates(text: str) -> Iterator[Candidate]:
         return
     for pattern in (_COOKIE_FLAG, _COOKIE_HEADER):
         for match in pattern.finditer(text):
-            if pattern is _COOKIE_FLAG and not _after_program(text, match.start(), ("curl",)):
-                continue
             group = next(name for name in _COOKIE_GROUPS if match.groupdict().get(name))
             yield from _session_cookies(text, *match.span(group))
 
@@ -427,7 +427,7 @@ def _session_cookies(text: str, start: int, end: int) -> Iterator[Candidate]:
         value_start = position + len(name) + len(equals) + len(rest) - len(rest.lstrip())
         position += len(pair) + 1
         name = name.strip()
-        if not value or len(name) > _MAX_COOKIE_NAME or not _is_session_cookie(name):
+        if not value or not _is_session_cookie(name):
             continue
         if looks_like_token(value):
             yield _found(value_start, value_start + len(value))
