@@ -320,9 +320,10 @@ def _after_program(text: str, position: int, programs: tuple[str, ...]) -> bool:
 # --- .NET appSettings: <add key="ClientSecret" value="..." /> -----------------------------------
 
 _APP_SETTING = re.compile(
-    r"""<add[ \t\n]{1,8}key[ \t]{0,4}=[ \t]{0,4}(?:"(?P<dname>[^"<>\n]{1,80})"|'(?P<sname>[^'<>\n]"""
-    r"""{1,80})')[ \t\n]{1,8}value[ \t]{0,4}=[ \t]{0,4}(?:"(?P<dvalue>[^"\n]{1,512})"|'(?P<svalue>"""
-    r"""[^'\n]{1,512})')"""
+    r"""<add[ \t\n]{1,8}key[ \t]{0,4}=[ \t]{0,4}"""
+    r"""(?:"(?P<dname>[^"<>\n]{1,80})"|'(?P<sname>[^'<>\n]{1,80})')"""
+    r"""[ \t\n]{1,8}value[ \t]{0,4}=[ \t]{0,4}"""
+    r"""(?:"(?P<dvalue>[^"\n]{1,512})"|'(?P<svalue>[^'\n]{1,512})')"""
 )
 
 
@@ -339,8 +340,8 @@ def _app_settings_candidates(text: str) -> Iterator[Candidate]:
 # --- .pgpass lines: hostname:port:database:username:password -------------------------------------
 
 # PostgreSQL's password file: the first four fields may be ``*``, the port is a number, and a
-# ``:`` or ``\`` inside a field is escaped with ``\``. An unescaped ``:`` after the fifth field
-# makes it something else (an IPv6 address, a MAC address).
+# ``:`` or ``\`` inside a field is escaped with ``\``. IPv6 and MAC addresses have fields too
+# short to be a password.
 _PGPASS = re.compile(
     r"(?m)(?:^|[\s\"'`=>])(?P<host>[A-Za-z0-9.*_-]{1,253}):(?P<port>[0-9]{1,5}|\*):"
     r"(?P<database>[^:\s\"'`]{1,63}):(?P<user>[^:\s\"'`]{1,63}):"
@@ -353,7 +354,7 @@ def _pgpass_candidates(text: str) -> Iterator[Candidate]:
         return
     for match in _PGPASS.finditer(text):
         password, user = match.group("password"), match.group("user")
-        if text[match.end() : match.end() + 1] == ":" or password == user:
+        if password == user:
             continue
         if not _is_host(match.group("host")):
             continue  # 12:30:45:120:frame=42 is a timestamp and a counter
