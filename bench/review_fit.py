@@ -61,6 +61,7 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from bench.synthetic_pull import synthetic_pull  # noqa: E402
+from memory_action.evaluation.github.http import GitHubHttpServer  # noqa: E402
 from tests.fakes.click_corpus import (  # noqa: E402 - needs ROOT on sys.path
     ClickCorpus,
     CorpusPull,
@@ -68,7 +69,6 @@ from tests.fakes.click_corpus import (  # noqa: E402 - needs ROOT on sys.path
     load_corpus,
 )
 from tests.fakes.github_api import FakeGitHub  # noqa: E402
-from tests.fakes.github_http import GitHubHttpServer  # noqa: E402
 from tests.fakes.github_models_stub import (  # noqa: E402
     CHARS_PER_TOKEN,
     FreeTier,

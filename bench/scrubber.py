@@ -131,6 +131,13 @@ HOSTILE: dict[str, str] = {
     "curl -b cookies": "curl -b 'session=Ab1;",
     "a long Cookie: header": "Cookie: " + "a" * 5000 + "\n",
     "appSettings add key": '<add key="Secret" value="',
+    # The masked layer's views: decoded octets and escapes, a dump's gaps, a value's pieces.
+    "percent-encoded octets": "%41%",
+    "\\u escapes": "\\u0041",
+    "spaced hex bytes": "ab cd ",
+    "hexdump lines": "00000000  6b 38 73 44  |k8sD|\n",
+    "a masked value's piece, repeated": "k8sDeployKey-7",
+    "list items": "- ab\n",
 }
 
 

@@ -11,13 +11,19 @@ import pytest
 import requests
 
 from memory_action.errors import GitHubError
+from memory_action.evaluation.github import contract as github_contract
+from memory_action.evaluation.github.reviews import (
+    NOT_IN_DIFF,
+    START_NOT_IN_HUNK,
+    SUGGESTION_ON_LEFT,
+    Comparison,
+)
 from memory_action.github.client import GitHubClient
 from memory_action.github.pull_request import CommentPermissionError
 from memory_action.github.reviews import REVIEW_BATCH, InlineComment
 from memory_action.review.anchors import anchor
 from memory_action.review.findings import Finding
 from memory_action.safety.outgoing import gate
-from tests.fakes import github_contract
 from tests.fakes.github_api import (
     API_URL,
     BOT_LOGIN,
@@ -26,12 +32,6 @@ from tests.fakes.github_api import (
     FakeGitHub,
     FakePullRequest,
     changed_file,
-)
-from tests.fakes.github_reviews import (
-    NOT_IN_DIFF,
-    START_NOT_IN_HUNK,
-    SUGGESTION_ON_LEFT,
-    Comparison,
 )
 
 NUMBER = 7

@@ -11,13 +11,13 @@ from typing import Any
 
 import pytest
 
+from memory_action.evaluation.github.reviews import Comparison
 from memory_action.github.pull_request import ChangedFile
 from memory_action.review.answer import ANSWER_TOOL
 from memory_action.review.findings import Finding
 from memory_action.review.ledger import fingerprint
 from memory_action.store.local import LocalDirectoryStore
 from tests.fakes.github_api import HEAD_SHA, FakeGitHub, FakePullRequest, changed_file
-from tests.fakes.github_reviews import Comparison
 from tests.fakes.runner import ActionRunner, RunOutcome, pull_request_event, reply_event
 from tests.fakes.scripted_model import ScriptedChatModel, tool_call
 

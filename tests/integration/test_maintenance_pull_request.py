@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
+from memory_action.evaluation.github.git_data import FakeCommit, OpenedPull
 from memory_action.store.git import MEMORY_BRANCH
 from tests.fakes.github_api import FakeGitHub
-from tests.fakes.github_git import FakeCommit, OpenedPull
 from tests.fakes.maintenance_checkout import (
     checkout_runner,
     maintain,

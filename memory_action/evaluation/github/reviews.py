@@ -19,13 +19,16 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from tests.fakes.github_contract import documented
-from tests.fakes.github_wire import ApiRequest, Reply, error_reply, json_reply
-
-if TYPE_CHECKING:
-    from tests.fakes.github_api import FakeGitHub
+from memory_action.evaluation.github.contract import documented
+from memory_action.evaluation.github.wire import (
+    ApiRequest,
+    Host,
+    Reply,
+    error_reply,
+    json_reply,
+)
 
 COMPARE = "/repos/{owner}/{repo}/compare/{basehead}"
 # The reaction-rollup counts GitHub sends on every comment.
@@ -79,7 +82,7 @@ class Comparison:
 class FakeReviews:
     """The review state of a ``FakeGitHub`` (``github.reviews``)."""
 
-    github: FakeGitHub
+    github: Host
     reviews: dict[int, list[dict[str, Any]]] = field(default_factory=dict)  # PR → reviews
     comments: dict[int, list[dict[str, Any]]] = field(default_factory=dict)  # PR → comments
     reactions: dict[int, list[dict[str, Any]]] = field(default_factory=dict)  # comment → reactions
