@@ -554,12 +554,24 @@ class ReviewEngine:
             and len(plan.batches) <= len(filled.batches)
         )
         chosen = plan if self._rounds else filled
-        if alone is not None and len(chosen.batches) <= 1:
-            # One batch would be sent as the one request of the review is, with every tool and
-            # memory: it holds what fits that request, the rest is listed.
-            self._rounds = True
-            return alone
-        return chosen
+        if alone is None or len(chosen.batches) > 1:
+            return chosen
+        # One batch would be sent as the one request of the review is, with every tool and
+        # memory, which the review does not fit: batches no larger than that request's room
+        # make two or more, while calls allow; else the one request holds what fits it.
+        if most > 1:
+            smaller = plan_batches(
+                files,
+                capacity=max(1, min(capacity, single)),
+                count=count,
+                max_batches=most,
+                max_model_calls=setting,
+            )
+            if len(smaller.batches) > 1:
+                self._rounds = False
+                return smaller
+        self._rounds = True
+        return alone
 
     def _make_room(self, chosen: list[ReviewFile], pr_header: str) -> None:
         """Memory over budget that leaves the diff too little room is consolidated first."""

@@ -178,6 +178,19 @@ def test_a_second_413_leaves_that_batch_unreviewed_and_never_loops() -> None:
     assert "set --max-input-tokens" in refused.value.in_words(cli_words)
 
 
+def test_a_file_just_over_the_one_request_goes_in_two_batches_while_calls_allow() -> None:
+    # 480 lines do not fit the review's one request (every tool, room for their results), yet
+    # fit one batch without tools: that batch would go out as the one request and not fit, so
+    # batches no larger than that request's room hold the file in two parts.
+    reader = StaticPullRequest([added_file("src/app.py", 480)])
+    model = ScriptedChatModel.from_script("- part one", "The review.")
+
+    result = _review(model, reader, _setup())
+
+    assert (result.outcome, result.not_reviewed, model.calls) == ("reviewed", (), 2)
+    assert "part 1 of 2" in _task(model.seen[0])
+
+
 def test_a_request_our_estimate_never_sent_is_listed_and_never_called_the_providers() -> None:
     # Each conversation's second request would carry the model's own huge tool call: the budget
     # keeps it from going out, twice (the batch is shrunk once), and no provider saw either.
