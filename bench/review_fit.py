@@ -19,8 +19,8 @@ Each pull request of the click corpus (``tests/fakes/click_corpus.py``: the bund
 ``../shared/corpus/click-prs.bundle``) is reviewed by the whole action in a child process
 (``python -m memory_action.cli run``, a ``pull_request`` event, ``INPUT_*``/``GITHUB_*`` as the
 runner sets them, memory on with a local store), against two servers on 127.0.0.1: the GitHub
-REST fake (``tests/fakes/github_http.py``) serving the pull request from ``git diff base...head``,
-and the GitHub Models stub (``tests/fakes/github_models_stub.py``): free-tier limits (8,000
+REST fake (``memory_action.evaluation.github.http``) serving the pull request from
+``git diff base...head``, and the GitHub Models stub (``tests/fakes/github_models_stub.py``): free-tier limits (8,000
 tokens in, 15 requests a minute, 150 a day; a fresh day for every review) and a diligent reviewer
 that asks for every changed file it has not seen. The stub's minute runs on a clock that also
 moves ``--model-seconds`` (default 4) per answer, as a real model's latency would. The checkout

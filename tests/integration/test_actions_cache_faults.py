@@ -330,6 +330,28 @@ def test_two_truncated_downloads_are_a_miss_and_the_folder_is_untouched(
     assert saved.read_memory() == {"AGENTS.md": "local"}
 
 
+def test_a_restore_after_a_failed_download_downloads_again_cleanly(saved: CacheHarness) -> None:
+    # The first restore's download fails on both attempts; the run's next restore from the same
+    # store (another layer, or the same entry again) downloads it afresh. It used to fail at
+    # once with "[Errno 17] File exists": the failed download's folder was made again.
+    saved.service.fail(BLOB_GET, Fault.truncate(), Fault.truncate())
+    store = saved.store()
+    keys = RestoreKeys(primary="mem-1")
+
+    failed = store.restore(keys, saved.folder)
+    assert not failed.hit
+    assert "blob download failed after 2 attempt(s)" in (failed.warning or "")
+
+    again = store.restore(keys, saved.folder)
+    assert (again.hit, again.warning) == (True, None)
+    assert saved.read_memory() == {"AGENTS.md": "saved"}
+    assert len(saved.service.requests_to(BLOB_GET)) == 3
+    assert "File exists" not in saved.out.getvalue() + (failed.warning or "")
+    # The failed download left no partial archive: the one file is the entry kept for the run.
+    kept = [p.name for p in (saved.root / "runner_temp").rglob("*") if p.is_file()]
+    assert kept == ["cache.tzst"]
+
+
 def test_a_truncated_twirp_response_is_retried(saved: CacheHarness) -> None:
     saved.service.fail(LOOKUP, Fault.truncate())
     assert restore(saved) == (True, "")

@@ -87,6 +87,9 @@ class FakeGitHub:
     # login → permission (admin | maintain | write | triage | read); others: 404. The author of
     # the fakes' pull requests and comments, mona, has write access unless a test says otherwise.
     permissions: dict[str, str] = field(default_factory=dict)
+    # login → what the permission look-up gives instead, as it comes (a broken answer on
+    # purpose: the contract check records it), or an exception it raises in the client
+    permission_replies: dict[str, Reply | Exception] = field(default_factory=dict)
     # comment id → logins that edited it (besides the bot's own writes)
     edits: dict[int, list[str]] = field(default_factory=dict)
     # issue comment id → the reactions the token added (``eyes``, ``+1``)
@@ -329,6 +332,11 @@ class FakeGitHub:
         )
 
     def _permission(self, _request: ApiRequest, login: str) -> Reply:
+        given = self.permission_replies.get(unquote(login))
+        if isinstance(given, Exception):
+            raise given
+        if given is not None:
+            return given
         permission = self.permissions.get(unquote(login))
         if permission is None:
             return error_reply(404, "Not Found")
