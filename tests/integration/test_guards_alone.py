@@ -20,7 +20,7 @@ import pytest
 
 from memory_action import pipeline
 from memory_action.lifecycle import layers
-from memory_action.memory import tools
+from memory_action.memory import middleware, tools
 from memory_action.safety import outgoing, scrub
 from memory_action.store.local import LocalDirectoryStore
 from tests.fakes.github_api import FakeGitHub, FakePullRequest, changed_file
@@ -123,3 +123,113 @@ def test_a_commands_reply_never_carries_a_masked_value(
     [reply] = github.bodies(12)
     assert "could not be read" in reply
     assert MASKED not in reply
+
+
+# --- saved memory: each layer alone --------------------------------------------------------------
+
+BENIGN = "- Retries use tenacity.\n"
+LEAKY = f"{BENIGN}- Deploy with {MASKED}.\n"
+
+
+def without_masked_detector(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The memory tools' detector, as if it were given no masked value."""
+
+    def find(text: str, masked: Iterable[str] = ()) -> list[scrub.SecretFinding]:
+        return scrub.find_secrets(text, ())
+
+    monkeypatch.setattr(tools, "find_secrets", find)
+
+
+def without_final_redaction(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The redaction of the run's final memory, as if it were given no masked value."""
+
+    def redact(text: str, masked: Iterable[str] = ()) -> tuple[str, list[scrub.SecretFinding]]:
+        return scrub.redact(text, ())
+
+    monkeypatch.setattr(pipeline, "redact", redact)
+
+
+def without_gate_at_save(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The outgoing gate at save (``write_entry``), as if it were given no masked value."""
+
+    def gate(text: str, masked: Iterable[str] = (), **how: Any) -> outgoing.SafeText:
+        return outgoing.gate(text, (), **how)
+
+    monkeypatch.setattr(layers, "gate", gate)
+
+
+LAYERS = {
+    "detector in write_file": without_masked_detector,
+    "redaction of the final memory": without_final_redaction,
+    "gate at save": without_gate_at_save,
+}
+
+
+def saved_memory(runner: ActionRunner) -> str:
+    store = LocalDirectoryStore(runner.store_dir)
+    [entry] = store.entries(COMMITTED)
+    return store.read_entry(entry.key)["AGENTS.md"]
+
+
+@pytest.mark.parametrize("kept", list(LAYERS))
+def test_each_layer_alone_keeps_a_masked_value_out_of_saved_memory(
+    kept: str, runner: ActionRunner, github: FakeGitHub, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for name, turn_off in LAYERS.items():
+        if name != kept:
+            turn_off(monkeypatch)
+    model = ScriptedChatModel.from_script(
+        tool_call("write_file", {"file_path": MEMORY, "content": BENIGN}),
+        tool_call("edit_file", {"file_path": MEMORY, "old_string": BENIGN, "new_string": LEAKY}),
+        "Done.",
+    )
+
+    outcome = ran(runner.run("push", push_event(), MAIN, model))
+
+    assert outcome.outputs["saved_key"], outcome.stdout
+    saved = saved_memory(runner)
+    assert BENIGN in saved
+    assert MASKED not in saved
+
+
+def without_fetch_redaction(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The redaction of restored memory (``layers.fetch``), as if given no masked value."""
+
+    def redact(text: str, masked: Iterable[str] = ()) -> tuple[str, list[scrub.SecretFinding]]:
+        return scrub.redact(text, ())
+
+    monkeypatch.setattr(layers, "redact", redact)
+
+
+def without_prompt_redaction(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The redaction of memory as the prompt shows it (``MemoryMiddleware``), likewise."""
+
+    def redact(text: str, masked: Iterable[str] = ()) -> tuple[str, list[scrub.SecretFinding]]:
+        return scrub.redact(text, ())
+
+    monkeypatch.setattr(middleware, "redact", redact)
+
+
+PROMPT_LAYERS = {
+    "redaction of restored memory": without_fetch_redaction,
+    "redaction of memory in the prompt": without_prompt_redaction,
+}
+
+
+@pytest.mark.parametrize("kept", list(PROMPT_LAYERS))
+def test_each_layer_alone_keeps_a_masked_value_in_restored_memory_from_the_model(
+    kept: str, runner: ActionRunner, github: FakeGitHub, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Restored memory is untrusted: an entry may hold a masked value; the model (another
+    party: the provider) must never be sent it."""
+    for name, turn_off in PROMPT_LAYERS.items():
+        if name != kept:
+            turn_off(monkeypatch)
+    plant(runner, f"{COMMITTED}1-1-review-00000000", LEAKY.encode())
+    model = ScriptedChatModel.from_script("Nothing to learn.")
+
+    ran(runner.run("push", push_event(), MAIN, model))
+
+    [prompt] = model.system_prompts
+    assert "Retries use tenacity" in prompt  # the restored memory is in the prompt
+    assert MASKED not in prompt
