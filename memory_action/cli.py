@@ -227,10 +227,9 @@ def _evaluate(args: argparse.Namespace) -> int:
     try:
         from memory_action.evaluation.command import evaluate  # noqa: PLC0415
     except ImportError as exc:
-        print(
+        sys.stderr.write(
             f"memory-agent eval needs the eval extra ({exc.name} is missing): "
-            "pip install 'memory-agent[eval]'",
-            file=sys.stderr,
+            "pip install 'memory-agent[eval]'\n"
         )
         return USAGE
     return evaluate(quick=args.quick, out=sys.stdout, err=sys.stderr)

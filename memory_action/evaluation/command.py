@@ -21,7 +21,10 @@ def evaluate(*, quick: bool, out: TextIO, err: TextIO) -> int:
         "gullible scripted one (docs/evaluation.md).",
     ]
     if outcome.unvalidated is not None:
-        notes.append(f"UNVALIDATED: the GitHub fake was not checked against GitHub's descriptions: {outcome.unvalidated}.")
+        notes.append(
+            "UNVALIDATED: the GitHub fake was not checked against GitHub's descriptions: "
+            f"{outcome.unvalidated}."
+        )
     else:
         notes.append(f"GitHub contract: {len(outcome.contract_violations)} violations.")
     notes += [f"  {v}" for v in outcome.contract_violations[:10]]

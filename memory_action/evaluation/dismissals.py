@@ -103,7 +103,9 @@ def run_episode(world: World, dismissal: Dismissal, distances: Sequence[int]) ->
     return found
 
 
-def _recurrence(world: World, number: int, dismissal: Dismissal, distance: int) -> list[Observation]:
+def _recurrence(
+    world: World, number: int, dismissal: Dismissal, distance: int
+) -> list[Observation]:
     fetch = _appended(world, FETCH, _fetch_block(number), FETCH_EXCEPT)
     loop = fetch.line_of("    while True:")
     cache = _appended(world, CACHE, _cache_block(number), "    except Exception:")
@@ -113,7 +115,9 @@ def _recurrence(world: World, number: int, dismissal: Dismissal, distance: int) 
         "same file, other problem": Planted(path=FETCH, line=loop, title=OTHER),
     }
     world.open_pull(
-        number, {FETCH: fetch.text, CACHE: cache.text}, GullibleReviewer(planted=list(planted.values()))
+        number,
+        {FETCH: fetch.text, CACHE: cache.text},
+        GullibleReviewer(planted=list(planted.values())),
     )
     posted = {(c["path"], c["line"]) for c in world.fake.reviews.posted(number)}
     return [
@@ -125,7 +129,9 @@ def _recurrence(world: World, number: int, dismissal: Dismissal, distance: int) 
 
 
 def _filler(world: World, number: int) -> None:
-    report = _appended(world, REPORT, f"\n\ndef width_{number}():\n    return 80\n", "    return 80")
+    report = _appended(
+        world, REPORT, f"\n\ndef width_{number}():\n    return 80\n", "    return 80"
+    )
     filler = Planted(path=REPORT, line=report.line, title=FILLER)
     world.open_pull(number, {REPORT: report.text}, GullibleReviewer(planted=[filler]))
 
@@ -169,11 +175,15 @@ def _cache_block(number: int) -> str:
 def metrics(observed: dict[str, list[Observation]]) -> list[Metric]:
     """arm → its observations, as the family's figures."""
 
-    def ratio(arm: str, keep: Callable[[Observation], bool], count: Callable[[Observation], bool]) -> Ratio | None:
+    def ratio(
+        arm: str, keep: Callable[[Observation], bool], count: Callable[[Observation], bool]
+    ) -> Ratio | None:
         chosen = [o for o in observed.get(arm, []) if keep(o)]
         return Ratio(count=sum(map(count, chosen)), total=len(chosen)) if chosen else None
 
-    def measured(keep: Callable[[Observation], bool], count: Callable[[Observation], bool]) -> dict[str, Ratio]:
+    def measured(
+        keep: Callable[[Observation], bool], count: Callable[[Observation], bool]
+    ) -> dict[str, Ratio]:
         found = {arm: ratio(arm, keep, count) for arm in (MEMORY, NO_MEMORY)}
         return {arm: r for arm, r in found.items() if r is not None}
 

@@ -26,7 +26,11 @@ def pull_request_event(
             "draft": False,
             "author_association": association,
             "user": {"login": pull.author},
-            "head": {"ref": pull.head_ref, "sha": pull.head_sha, "repo": {"full_name": pull.head_repo}},
+            "head": {
+                "ref": pull.head_ref,
+                "sha": pull.head_sha,
+                "repo": {"full_name": pull.head_repo},
+            },
             "base": {"ref": pull.base_ref, "sha": pull.base_sha, "repo": {"full_name": REPOSITORY}},
         },
         "repository": _repository(),

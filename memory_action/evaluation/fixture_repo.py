@@ -85,11 +85,15 @@ class FixtureRepo:
     def changed(self, base: str, head: str) -> list[dict[str, Any]]:
         """The files ``base...head`` changes, as GitHub lists a pull request's files."""
         found = []
-        for line in self.git("diff", "--name-status", "--no-renames", f"{base}...{head}").splitlines():
+        for line in self.git(
+            "diff", "--name-status", "--no-renames", f"{base}...{head}"
+        ).splitlines():
             status, path = line.split("\t", 1)
             diff = self.git("diff", "--unified=3", f"{base}...{head}", "--", path)
             patch = diff[diff.index("@@") :] if "@@" in diff else ""
-            found.append(changed_file(path, patch.removesuffix("\n"), _STATUS.get(status[0], "modified")))
+            found.append(
+                changed_file(path, patch.removesuffix("\n"), _STATUS.get(status[0], "modified"))
+            )
         return found
 
     def tree(self, sha: str) -> dict[str, str]:

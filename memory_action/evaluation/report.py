@@ -44,8 +44,12 @@ class Metric:
 def table(title: str, metrics: Sequence[Metric], arms: Sequence[str], notes: Sequence[str]) -> str:
     head = ["metric", "target", *arms, ""]
     rows = [
-        [m.name, m.target, *(str(m.measured[a]) if a in m.measured else "—" for a in arms),
-         "met" if m.met else "MISSED"]
+        [
+            m.name,
+            m.target,
+            *(str(m.measured[a]) if a in m.measured else "—" for a in arms),
+            "met" if m.met else "MISSED",
+        ]
         for m in metrics
     ]
     widths = [max(len(r[i]) for r in [head, *rows]) for i in range(len(head))]

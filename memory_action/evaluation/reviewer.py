@@ -96,7 +96,12 @@ class GullibleReviewer(BaseChatModel):
         self.skipped.extend(p for p in shown if p not in kept)
         self.reported.extend(kept)
         args = {"summary": "Reviewed.", "findings": [p.as_answer() for p in kept], "fixed": []}
-        call = {"name": ANSWER_TOOL, "args": args, "id": f"eval_{next(_call_ids)}", "type": "tool_call"}
+        call = {
+            "name": ANSWER_TOOL,
+            "args": args,
+            "id": f"eval_{next(_call_ids)}",
+            "type": "tool_call",
+        }
         return _result(AIMessage(content="", tool_calls=[call]))
 
 

@@ -114,7 +114,9 @@ class World:
         old = pull.head_sha
         pull.head_sha = self.repo.commit(changes, f"More of pull request {number}")
         self.fake.reviews.compare_as(
-            old, pull.head_sha, Comparison(status="ahead", files=self.repo.changed(old, pull.head_sha))
+            old,
+            pull.head_sha,
+            Comparison(status="ahead", files=self.repo.changed(old, pull.head_sha)),
         )
         self._refresh(pull)
         return self._pull_run(pull, "synchronize", model)
@@ -182,7 +184,9 @@ class World:
         )
         out = io.StringIO()
         with redirect_stdout(out), redirect_stderr(out):
-            code = main(env, build_model=lambda: model, sleep=self.waits.append, timer=time.monotonic)
+            code = main(
+                env, build_model=lambda: model, sleep=self.waits.append, timer=time.monotonic
+            )
         outcome = RunOutcome(
             exit_code=code,
             log=out.getvalue(),
@@ -204,4 +208,6 @@ class World:
     def _pull_run(self, pull: FakePullRequest, action: str, model: BaseChatModel) -> RunOutcome:
         self.repo.checkout(pull.head_sha)
         event = events.pull_request_event(pull, action=action)
-        return self.run("pull_request", event, f"refs/pull/{pull.number}/merge", pull.head_sha, model)
+        return self.run(
+            "pull_request", event, f"refs/pull/{pull.number}/merge", pull.head_sha, model
+        )
