@@ -23,6 +23,7 @@ class FixtureRepo:
     def __init__(self, root: Path, home: Path) -> None:
         self.root = root
         home.mkdir(parents=True, exist_ok=True)
+        self._trees: dict[str, dict[str, str]] = {}  # a commit's files never change
         self.env = {
             "PATH": os.environ.get("PATH", os.defpath),
             "HOME": str(home),
@@ -31,14 +32,17 @@ class FixtureRepo:
             "GIT_CONFIG_NOSYSTEM": "1",
         }
 
-    def git(self, *args: str) -> str:
+    def git(self, *args: str, stdin: bytes | None = None) -> str:
+        return self.git_bytes(*args, stdin=stdin).decode()
+
+    def git_bytes(self, *args: str, stdin: bytes | None = None) -> bytes:
         name, email = AUTHOR
         done = subprocess.run(  # noqa: S603 - git with arguments of our own
             ["git", "-c", f"user.name={name}", "-c", f"user.email={email}", *args],  # noqa: S607
             cwd=self.root,
             env=self.env,
+            input=stdin,
             capture_output=True,
-            text=True,
             check=True,
         )
         return done.stdout
@@ -97,6 +101,22 @@ class FixtureRepo:
         return found
 
     def tree(self, sha: str) -> dict[str, str]:
-        """Every file at ``sha``, path → text."""
-        paths = self.git("ls-tree", "-r", "--name-only", sha).splitlines()
-        return {path: self.text(sha, path) for path in paths}
+        """Every file at ``sha``, path → text (read with one ``cat-file --batch``)."""
+        if sha not in self._trees:
+            paths = self.git("ls-tree", "-r", "--name-only", sha).splitlines()
+            asked = "".join(f"{sha}:{path}\n" for path in paths).encode()
+            batch = self.git_bytes("cat-file", "--batch", stdin=asked)
+            self._trees[sha] = dict(zip(paths, _batch_texts(batch), strict=True))
+        return dict(self._trees[sha])
+
+
+def _batch_texts(batch: bytes) -> list[str]:
+    """The contents in ``git cat-file --batch``'s output: for each object a header line
+    "<sha> blob <size>", that many bytes, a newline."""
+    texts, at = [], 0
+    while at < len(batch):
+        header_end = batch.index(b"\n", at)
+        size = int(batch[at:header_end].split()[2])
+        texts.append(batch[header_end + 1 : header_end + 1 + size].decode())
+        at = header_end + 1 + size + 1
+    return texts
