@@ -14,8 +14,9 @@ Markdown renders it as typed and no part of it is a link, HTML or a mention; not
 line can hold a backtick (``plain``), so it cannot be forged or cut by the reason.
 
 ``hold_back`` (pure) filters a review's findings with the memory the run loaded: a finding of
-the same kind in the same file, in the same definition or on the same names, is held back; the
-same title on other code, or in another file, is not. Only lines that are in memory count: a
+the same kind in the same file is held back when it is in the same definition (both name one),
+else when it is on the same names; the same title in another definition, on other code, or in
+another file, is not. Only lines that are in memory count: a
 line people vetoed (unticked) never reached it, and holds nothing back. A line without a
 signature (or one the strict parser refuses) holds nothing back: the same words alone are not
 the same finding.
@@ -66,9 +67,9 @@ class Signature:
             return False
         if (self.kind, self.path) != (other.kind, other.path):
             return False
-        same_symbol = bool(self.symbol) and self.symbol == other.symbol
-        same_shape = bool(self.shape) and set(self.shape) == set(other.shape)
-        return same_symbol or same_shape
+        if self.symbol and other.symbol:  # the same definition, wherever in it the model points
+            return self.symbol == other.symbol
+        return bool(self.shape) and set(self.shape) == set(other.shape)
 
 
 @dataclass(frozen=True, kw_only=True)
