@@ -40,9 +40,7 @@ def answer(*findings: dict[str, Any]) -> Any:
 def github() -> Iterator[FakeGitHub]:
     fake = FakeGitHub(permissions={"maintainer": "write", "outsider": "read"})
     for number in (7, 8):
-        fake.add_pull(
-            FakePullRequest(number=number, files=[changed_file("src/fetch.py", PATCH)])
-        )
+        fake.add_pull(FakePullRequest(number=number, files=[changed_file("src/fetch.py", PATCH)]))
     with fake.serve():
         yield fake
 
