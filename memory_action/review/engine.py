@@ -79,6 +79,7 @@ from memory_action.review.consolidation import (
 from memory_action.review.consolidation import (
     SYSTEM_PROMPT as CONSOLIDATE_PROMPT,
 )
+from memory_action.review.dismissals import HeldBack
 from memory_action.review.findings import Finding
 from memory_action.review.findings_suggestions import vetted
 from memory_action.review.gitattributes import GITATTRIBUTES
@@ -144,6 +145,7 @@ class ReviewResult:
     findings: tuple[Finding, ...] = ()  # merged across batches, most severe first
     fixed: tuple[str, ...] = ()  # ids of earlier findings the model says are fixed
     dropped: tuple[str, ...] = ()  # findings of the model that did not validate, one line each
+    held_back: tuple[HeldBack, ...] = ()  # not posted: a dismissal in memory matched them
 
     @property
     def files_reviewed(self) -> int:
