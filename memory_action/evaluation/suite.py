@@ -49,7 +49,7 @@ def run_fixture_tier(*, quick: bool, progress: Callable[[str], None] = lambda _:
                     episodes += 1
                     progress(f"{family.__name__.rsplit('.', 1)[-1]}: {episode.name} ({arm})")
                     root = Path(folder) / str(episodes)
-                    with World(root, inputs=inputs) as world:
+                    with World(root=root, inputs=inputs) as world:
                         observed.setdefault(arm, []).extend(episode(world))
                     runs += len(world.runs)
             found += family.metrics(observed)

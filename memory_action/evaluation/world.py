@@ -5,7 +5,7 @@ Every step goes through ``memory_action.main.main`` with the environment the Act
 gives (``runner_env``); people's reactions and replies are added to the fake's review state as
 they would appear on GitHub, by logins whose permission the fake answers.
 
-    with World(root) as world:
+    with World(root=root) as world:
         world.seed({"src/app.py": "..."})
         world.open_pull(1, {"src/app.py": "..."}, model)
 """
@@ -54,7 +54,7 @@ class RunOutcome:
     summary: str
 
 
-@dataclass
+@dataclass(kw_only=True)
 class World:
     root: Path
     inputs: Mapping[str, str] = field(default_factory=dict)
