@@ -8,8 +8,10 @@ output and summary writers and the savers of ``state.json`` and ``provenance.jso
 nothing else, so mypy refuses a text that did not pass here.
 
 ``gate`` always redacts secrets, with every layer of the detector (``safety.scrub``) and every
-value the run masked, also where zero-width characters split a secret for the reader. Then, by
-``Form``:
+value the run masked, in the text as written and in the text as a reader sees it on GitHub
+(``reader_view``: CommonMark rendered, character references decoded, invisible characters
+removed, NFKC-folded); a secret only the reader sees is redacted in the source span that renders
+to it, escapes, references and markup inside it included. Then, by ``Form``:
 
 - ``MARKDOWN``: a document posted to GitHub, made safe as ``untrusted_markdown.safe_document``
   makes it: line ends as LF, no mention outside code, no raw HTML but the snippets of our own
@@ -28,15 +30,16 @@ import re
 from collections.abc import Iterable, Iterator
 from typing import final
 
+from memory_action.safety.reader_view import reader_view
 from memory_action.safety.scrub import SecretFinding, find_secrets, replace_findings
 from memory_action.safety.untrusted_markdown import normalise_line_ends, safe_document, safe_prose
 
 __all__ = ["Form", "SafeText", "gate"]
 
-# What a reader does not see as part of a secret: invisible characters (a secret split by them is
-# still the secret to whoever copies it) and the backticks of the code spans that safe Markdown
-# wraps around a mention; ``&lt;`` is read as the "<" it shows.
-_UNSEEN = re.compile("[\u00ad\u180e\u200b-\u200f\u2060-\u2064\ufeff`]|&lt;")
+# What can make a reader see a secret the text as written does not hold: markup that joins the
+# text around it (emphasis, strikethrough, code, links, HTML), escapes, character references,
+# any character outside ASCII (invisible ones, full-width forms). Text without them reads as is.
+_RENDERED_DIFFERENTLY = re.compile(r"[\\&*_~`<\[]|[^\x00-\x7f]")
 _GATE_KEY = object()  # only ``gate`` holds it, so only ``gate`` makes a SafeText
 
 
@@ -101,38 +104,22 @@ def gate(
 
 
 def _redact(text: str, masked: tuple[str, ...]) -> str:
-    """``text`` without its secrets, also those only a reader sees (``_UNSEEN``): text made
-    safe before it reached the gate (a mention wrapped in code, "<" escaped) is redacted as
-    if it had reached it first."""
+    """``text`` without its secrets, also those only a reader sees: text made safe before it
+    reached the gate (a mention wrapped in code, "<" escaped) is redacted as if it had reached
+    it first."""
     findings = find_secrets(text, masked)
-    if _UNSEEN.search(text):
-        findings = _merged(findings, list(_seen_through(text, masked)))
+    if _RENDERED_DIFFERENTLY.search(text):
+        findings = _merged(findings, list(_seen_by_a_reader(text, masked)))
     return replace_findings(text, findings)[0] if findings else text
 
 
-def _seen_through(text: str, masked: tuple[str, ...]) -> Iterator[SecretFinding]:
+def _seen_by_a_reader(text: str, masked: tuple[str, ...]) -> Iterator[SecretFinding]:
     """The secrets of ``text`` as a reader sees it, placed back in ``text``."""
-    visible: list[str] = []
-    starts: list[int] = []  # where each visible character starts in ``text``
-    ends: list[int] = []
-    position = 0
-    for match in _UNSEEN.finditer(text):
-        for index in range(position, match.start()):
-            visible.append(text[index])
-            starts.append(index)
-            ends.append(index + 1)
-        if match.group(0) == "&lt;":
-            visible.append("<")
-            starts.append(match.start())
-            ends.append(match.end())
-        position = match.end()
-    for index in range(position, len(text)):
-        visible.append(text[index])
-        starts.append(index)
-        ends.append(index + 1)
-    for found in find_secrets("".join(visible), masked):
+    view = reader_view(text)
+    for found in find_secrets(view.text, masked):
         if found.end > found.start:
-            yield SecretFinding(kind=found.kind, start=starts[found.start], end=ends[found.end - 1])
+            start, end = view.source_span(found.start, found.end)
+            yield SecretFinding(kind=found.kind, start=start, end=end)
 
 
 def _merged(first: list[SecretFinding], second: list[SecretFinding]) -> list[SecretFinding]:
