@@ -214,7 +214,7 @@ class _Builder:
                 self._decoded(part, start)
             else:
                 self.text(part, start)
-            self._add("\n", line_end, line_end + 1, literal=False)
+            self._add("\n", line_end, line_end, literal=False)
 
     def _decoded(self, part: str, start: int) -> None:
         position = 0

@@ -1,0 +1,93 @@
+"""The text as a reader sees it on GitHub, and the gate judging every text by it: each hidden
+form of a token and of a masked value is redacted in its source span, on every form of text."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+
+from memory_action.safety.outgoing import Form, gate
+from memory_action.safety.reader_view import reader_view
+from tests.fakes.rendered_forms import as_seen, rendered_forms
+from tests.fakes.secrets_corpus import MASKED_VALUES, PLANTED
+
+TOKEN = next(p for p in PLANTED if p.family == "GitHub classic PAT").secrets[0]
+MASKED = MASKED_VALUES[1]
+FORMS = [
+    pytest.param(secret, form, id=f"{which} {name}")
+    for which, secret in (("token", TOKEN), ("masked", MASKED))
+    for name, form in rendered_forms(secret).items()
+]
+
+
+def survivors(text: str, secret: str) -> list[str]:
+    seen, wanted = as_seen(text), as_seen(secret)
+    return [wanted[i : i + 8] for i in range(len(wanted) - 7) if wanted[i : i + 8] in seen]
+
+
+@pytest.mark.parametrize(("secret", "hidden"), FORMS)
+def test_the_reader_sees_each_form_as_the_secret(secret: str, hidden: str) -> None:
+    view = reader_view(f"see {hidden} here")
+    assert secret in view.text
+    start = view.text.index(secret)
+    closer = len(hidden) - len(hidden.rstrip("_")) if not secret.endswith("_") else 0
+    assert view.source_span(start, start + len(secret)) == (4, 4 + len(hidden) - closer)
+
+
+@pytest.mark.parametrize(("secret", "hidden"), FORMS)
+@pytest.mark.parametrize("form", [Form.MARKDOWN, Form.LINE, Form.TEXT])
+def test_the_gate_redacts_each_form_whole(secret: str, hidden: str, form: Form) -> None:
+    text = gate(f"see {hidden} here", [MASKED], form=form).text
+    assert survivors(text, secret) == []
+    assert re.fullmatch(r"see \[REDACTED [a-zA-Z ]+\]_? here", text), (
+        text
+    )  # an emphasis closer may stay
+
+
+@pytest.mark.parametrize(("secret", "hidden"), FORMS)
+def test_json_strings_are_judged_as_read_too(secret: str, hidden: str) -> None:
+    document = json.dumps({f"- {hidden}": {"actor": f"x {hidden}"}})
+    assert survivors(gate(document, [MASKED], form=Form.JSON).text, secret) == []
+
+
+@pytest.mark.parametrize(
+    ("markdown", "seen"),
+    [
+        ("> quoted a\\_b\n> more", "quoted a_b\nmore\n"),
+        ("- item *a*b\n  next", "item ab\nnext\n"),
+        ("a`code`b [link\\_text](https://example.com/x)", "acodeb link_text\n"),
+        ("| a | a |\n|---|---|\n| b\\_c | d |", "a\na\nb_c\nd\n"),
+        ("```\ncode&#95;\n```\n", "code&#95;\n\n"),  # code is shown as written
+        ("<div>\na&#95;b\n</div>\n", "<div>\na_b\n</div>\n\n"),  # a browser decodes HTML's
+        ("\uff46\uff55\uff4c\uff4c\u202e\u034f", "full\n"),  # full-width, bidi, CGJ
+    ],
+)
+def test_what_a_reader_sees(markdown: str, seen: str) -> None:
+    view = reader_view(markdown)
+    assert view.text == seen
+    for index, char in enumerate(view.text):  # every character placed back where it came from
+        start, end = view.source_span(index, index + 1)
+        assert 0 <= start <= end <= len(markdown)
+        if char.isalnum():
+            assert char in as_seen(markdown[start:end])
+
+
+def test_a_table_cell_is_placed_in_its_own_column() -> None:
+    markdown = "| x | x |\n|---|---|\n| a | a\\_b |"
+    view = reader_view(markdown)
+    start = view.text.index("a_b")
+    assert markdown[slice(*view.source_span(start, start + 3))] == "a\\_b"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Use `snake_case` names and **bold** words; a_b_c stays.",
+        "Escapes \\* and &amp; entities, <b>tags</b> and [links](https://example.com).",
+        "naïve café \uff46\uff55\uff4c\uff4c width, and emoji ❤️ with a variation selector",
+    ],
+)
+def test_text_without_secrets_is_kept_as_written(text: str) -> None:
+    assert gate(text, [MASKED], form=Form.TEXT).text == text
