@@ -4,9 +4,9 @@
 backslash escape of its first punctuation character, that character as a decimal, hex and named
 character reference, emphasis splitting it (``**`` inside; ``_`` around its tail after a
 punctuation character other than ``_``: CommonMark has no ``_`` emphasis between two letters),
-each class of invisible character inserted in its middle, and its full-width spelling. ``as_seen`` is the tests'
-own over-approximation of what a reader sees (it removes more than GitHub does), to judge
-whether a form survived anywhere.
+each class of invisible character inserted in its middle, and its full-width spelling.
+``as_seen`` is the tests' own over-approximation of what a reader sees (it removes more than
+GitHub does), to judge whether a form survived anywhere.
 """
 
 from __future__ import annotations
