@@ -43,6 +43,9 @@ IGNORABLE = re.compile(
 _NOT_ASCII = re.compile(r"[^\x00-\x7f]")
 # A character reference as HTML reads it (the ";" may be left out of some named ones).
 _REFERENCE = re.compile(r"&(?:#[0-9]{1,7};?|#[xX][0-9a-fA-F]{1,6};?|[A-Za-z][A-Za-z0-9]{1,31};?)")
+# In code a reader sees escapes and references as written, and so the secret they spell out: code
+# is judged with them undone too (an escape is the character after its backslash).
+_IN_CODE = re.compile(r"\\[!-/:-@\[-`{-~]|" + _REFERENCE.pattern)
 _SPAN = "reader_view_span"  # the key under which a token's source span (in its block) is kept
 _InlineRule = Callable[[StateInline, bool], bool]
 # The inline rules of CommonMark and the extensions enabled, by their names in markdown-it-py.
@@ -109,7 +112,7 @@ def reader_view(text: str) -> ReaderView:
         elif block.type in ("fence", "code_block", "html_block") and block.map:
             first = block.map[0] + (1 if block.type == "fence" else 0)
             places = _content_places(block.content, first, source, lines, in_table=False)
-            builder.literal(block.content, places, references=block.type == "html_block")
+            builder.literal(block.content, places, code=block.type != "html_block")
         if block.type.endswith("_close") or block.type in ("fence", "code_block", "html_block"):
             builder.separator(lines.start_of(block.map[1]) if block.map else len(source))
         in_table = block.type in ("th_open", "td_open")
@@ -199,29 +202,27 @@ class _Builder:
                 continue
             start, end = to_source.span(span[0], span[1])
             shown = _visible(token)
+            if token.type == "code_inline":
+                shown = _IN_CODE.sub(lambda match: _undone(match.group(0)), shown)
             if token.type == "text" and source[start:end] == shown:
                 self.text(shown, start)
             else:
                 self._add(shown, start, end, literal=False)
 
-    def literal(
-        self, content: str, places: list[tuple[int, int, bool]], *, references: bool
-    ) -> None:
+    def literal(self, content: str, places: list[tuple[int, int, bool]], *, code: bool) -> None:
         for part, (start, line_end, verbatim) in zip(content.split("\n"), places, strict=False):
             if not verbatim:
                 self._add(part, start, line_end, literal=False)
-            elif references:
-                self._decoded(part, start)
             else:
-                self.text(part, start)
+                self._decoded(part, start, _IN_CODE if code else _REFERENCE)
             self._add("\n", line_end, line_end, literal=False)
 
-    def _decoded(self, part: str, start: int) -> None:
+    def _decoded(self, part: str, start: int, hiding: re.Pattern[str]) -> None:
         position = 0
-        for match in _REFERENCE.finditer(part):
+        for match in hiding.finditer(part):
             self.text(part[position : match.start()], start + position)
             self._add(
-                html.unescape(match.group(0)),
+                _undone(match.group(0)),
                 start + match.start(),
                 start + match.end(),
                 literal=False,
@@ -252,6 +253,10 @@ class _Builder:
         )
         self.parts.append(shown)
         self.length += len(shown)
+
+
+def _undone(hiding: str) -> str:
+    return hiding[1:] if hiding.startswith("\\") else html.unescape(hiding)
 
 
 @cache

@@ -59,7 +59,7 @@ def test_json_strings_are_judged_as_read_too(secret: str, hidden: str) -> None:
         ("- item *a*b\n  next", "item ab\nnext\n"),
         ("a`code`b [link\\_text](https://example.com/x)", "acodeb link_text\n"),
         ("| a | a |\n|---|---|\n| b\\_c | d |", "a\na\nb_c\nd\n"),
-        ("```\ncode&#95;\n```\n", "code&#95;\n\n"),  # code is shown as written
+        ("```\ncode&#95;\n```\n", "code_\n\n"),  # in code, read with what it spells out
         ("<div>\na&#95;b\n</div>\n", "<div>\na_b\n</div>\n\n"),  # a browser decodes HTML's
         ("\uff46\uff55\uff4c\uff4c\u202e\u034f", "full\n"),  # full-width, bidi, CGJ
     ],
