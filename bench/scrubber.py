@@ -123,6 +123,13 @@ HOSTILE: dict[str, str] = {
     "escaped line breaks": "ab\\n",
     "shell defaults": "${DB_PASSWORD:-",
     "a word before a name": "the public key ",
+    # The masked layer's views: decoded octets and escapes, a dump's gaps, a value's pieces.
+    "percent-encoded octets": "%41%",
+    "\\u escapes": "\\u0041",
+    "spaced hex bytes": "ab cd ",
+    "hexdump lines": "00000000  6b 38 73 44  |k8sD|\n",
+    "a masked value's piece, repeated": "k8sDeployKey-7",
+    "list items": "- ab\n",
 }
 
 

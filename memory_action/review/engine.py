@@ -24,7 +24,8 @@ an answer; else its files are unreviewed.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -99,6 +100,10 @@ UNCHANGED = "unchanged since the last review"
 MIN_DIFF_SHARE = 0.125  # of the input limit: less room for the diff makes memory consolidate first
 PART_SHARE = 0.4  # of a consolidation request's room for its part: the edit quotes it again
 NO_ROOM = "no room in the model's input limit"
+UNDONE = (
+    "Memory edits made in a conversation whose answer could not be used were undone: they are "
+    "not saved or proposed."
+)
 SYNTHESIS_SHARE = 8  # the parts' findings take at most 1/8 of the last request
 NAMES_SHARE = 7  # the other requests' file names take at most 1/7 of a request
 MIN_PART_CHARS = 300  # of an earlier part's answer beside the last batch: about its summary
@@ -155,6 +160,7 @@ class _Progress:
     too_large: int = 0  # batches the provider refused as too large after shrinking
     retried: set[tuple[str, ...]] = field(default_factory=set)  # batches asked a second time
     summary: str | None = None  # the whole review's, when the last batch wrote it
+    undone: int = 0  # conversations whose memory edits were undone: their answers were not used
 
     @property
     def not_reviewed(self) -> list[Skipped]:
@@ -237,6 +243,8 @@ class ReviewEngine:
                 "No part of the review could be used: the model's answers did not parse or it "
                 "did not answer (each file is listed with the reason)."
             )
+        if progress.undone:
+            progress.note = " ".join(filter(None, [progress.note, UNDONE]))
         if progress.too_large and not progress.findings:
             raise AgentError(
                 (
@@ -394,23 +402,39 @@ class ReviewEngine:
         # the pull request.
         offer = None if total == 1 or closed else frozenset(t.name for t in self.tools)
         self._budget.shown_whole = batch.whole
-        try:
-            outcome = self._converse(message, calls, tools=self.tools, structured=True, offer=offer)
-        except AgentRunError as exc:
-            if exc.outcome.stop_reason == EMPTY_ANSWER:
-                raise UnusableAnswerError("the model gave no answer") from exc
-            if exc.outcome.stop_reason != REPEATED:
-                raise
-            try:  # what the model wrote before it was stopped, if that is an answer
-                return answers.parse(None, exc.outcome.answer), closed is not None
-            except UnusableAnswerError:
-                raise UnusableAnswerError(
-                    "the model repeated a refused tool call instead of answering", retry=False
-                ) from exc
-        finally:
-            self._budget.shown_whole = frozenset()
-        parsed = answers.parse(outcome.structured, outcome.answer, cut_off=outcome.cut_off)
+        with self._edits_undone_unless_used(progress):
+            try:
+                outcome = self._converse(
+                    message, calls, tools=self.tools, structured=True, offer=offer
+                )
+            except AgentRunError as exc:
+                if exc.outcome.stop_reason == EMPTY_ANSWER:
+                    raise UnusableAnswerError("the model gave no answer") from exc
+                if exc.outcome.stop_reason != REPEATED:
+                    raise
+                try:  # what the model wrote before it was stopped, if that is an answer
+                    return answers.parse(None, exc.outcome.answer), closed is not None
+                except UnusableAnswerError:
+                    raise UnusableAnswerError(
+                        "the model repeated a refused tool call instead of answering", retry=False
+                    ) from exc
+            finally:
+                self._budget.shown_whole = frozenset()
+            parsed = answers.parse(outcome.structured, outcome.answer, cut_off=outcome.cut_off)
         return parsed, closed is not None
+
+    @contextmanager
+    def _edits_undone_unless_used(self, progress: _Progress) -> Iterator[None]:
+        """What a model wrote to memory in a conversation whose answer is not used (it looped,
+        was cut off, was refused) is as doubtful as that answer, and a saved edit would be
+        proposed ticked: it is undone."""
+        mark = self.memory.checkpoint() if self.memory is not None else None
+        try:
+            yield
+        except Exception:
+            if self.memory is not None and mark is not None and self.memory.roll_back(mark):
+                progress.undone += 1
+            raise
 
     def _closing_message(self, pr_header: str, view: BatchView, progress: _Progress) -> str | None:
         """The last batch's message with the earlier parts' summaries and findings (cut evenly

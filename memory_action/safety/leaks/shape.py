@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter
+from urllib.parse import unquote
 
 MIN_PASSWORD_LENGTH = 6
 MIN_TOKEN_LENGTH = 8
@@ -56,6 +57,10 @@ _YAML_TAG = re.compile(r"![A-Za-z][\w.:-]*")
 # A digest that names its algorithm: sha512-<base64> (Subresource Integrity), sha256:<hex>.
 _NAMED_DIGEST = re.compile(r"(?i)sha(?:1|224|256|384|512)[-:][A-Za-z0-9+/=_-]{20,200}")
 # A path segment made of words: a name, a kebab/snake name, a file name with extensions.
+# A part of a key path: words (lower-case, Capitalised or upper-case), numbers, a version, ``~``
+# and hex for a hashed part; not the mixed case of random base64 (``wJalrXUtnFEMI``).
+_KEY_WORD = r"(?:[A-Z]?[a-z0-9]+|[A-Z0-9]+)"
+_KEY_PART = re.compile(rf"~?{_KEY_WORD}(?:[-_.]{_KEY_WORD})*")
 _PATH_PART = re.compile(r"[A-Za-z][A-Za-z]*[0-9]{0,2}(?:[-_.]+[A-Za-z0-9][A-Za-z]*[0-9]{0,2})*")
 
 
@@ -101,6 +106,8 @@ def looks_like_token(value: str) -> bool:
     """A value in a token or key position: random-looking, not a word, a name, a number."""
     if len(value) < MIN_TOKEN_LENGTH or _is_reference(value) or _is_identifier(value):
         return False
+    if _is_key_path(value):
+        return False
     if _NUMBERISH.fullmatch(value) is not None or _VERSION.fullmatch(value) is not None:
         return False
     classes = sum(any(test(c) for c in value) for test in (str.islower, str.isupper, str.isdigit))
@@ -122,6 +129,15 @@ def _is_reference(value: str) -> bool:
         or _YAML_TAG.fullmatch(value) is not None
         or _NAMED_DIGEST.fullmatch(value) is not None
     )
+
+
+def _is_key_path(value: str) -> bool:
+    """A key made of path parts, as caches and stores name entries by: ``memory-agent/v1/
+    agent/branch/feature%2Flogin/committed/1001-1-Review_PR-0a1b2c3d``. Every part but the last
+    (an entry's own id) is made of words once percent-decoded; random base64 (AWS's secret
+    keys hold ``/``) mixes cases inside its parts."""
+    parts = unquote(value).split("/")
+    return len(parts) >= 3 and all(_KEY_PART.fullmatch(part) for part in parts[:-1])
 
 
 def _is_path(value: str) -> bool:

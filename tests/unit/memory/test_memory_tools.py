@@ -11,7 +11,8 @@ import pytest
 from langchain_core.tools import BaseTool
 
 from memory_action.memory.sources import MemoryFiles
-from memory_action.memory.tools import make_memory_tools
+from memory_action.memory.tools import MemoryEditor, make_memory_tools, memory_tools
+from memory_action.safety.scrub import RefusalLog
 
 WRITABLE = ".agent-memory/AGENTS.md"
 MEMORY = "## Notes\n\n- one\n- two\n"
@@ -258,3 +259,32 @@ def test_not_utf8_memory_is_refused_for_edit(ws: Setup) -> None:
     ws.memory.write_bytes(b"\xff\xfe")
 
     assert_refused(ws, lambda: ws.edit("a", "b"), "not UTF-8", "write_file")
+
+
+# -- undoing a conversation's edits ----------------------------------------------------------
+
+
+def editor_for(setup: Setup) -> tuple[MemoryEditor, dict[str, BaseTool]]:
+    editor = MemoryEditor(setup.files, None, RefusalLog())
+    return editor, {tool.name: tool for tool in memory_tools(editor)}
+
+
+def test_a_roll_back_puts_back_the_text_of_the_checkpoint(tmp_path: Path) -> None:
+    setup = Setup(tmp_path)
+    editor, tools = editor_for(setup)
+    mark = editor.checkpoint()
+    invoke(tools["write_file"], {"file_path": WRITABLE, "content": "- half a thought\n"})
+
+    assert editor.roll_back(mark) is True
+    assert setup.memory.read_text() == MEMORY
+    assert editor.roll_back(mark) is False  # nothing left to undo
+
+
+def test_a_roll_back_to_no_file_removes_the_file_the_conversation_made(tmp_path: Path) -> None:
+    setup = Setup(tmp_path, create_memory=False)
+    editor, tools = editor_for(setup)
+    mark = editor.checkpoint()
+    invoke(tools["write_file"], {"file_path": WRITABLE, "content": "- new\n"})
+
+    assert editor.roll_back(mark) is True
+    assert not setup.memory.exists()
