@@ -26,20 +26,14 @@ from __future__ import annotations
 
 import enum
 import json
-import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from typing import final
 
-from memory_action.safety.reader_view import reader_view
-from memory_action.safety.scrub import SecretFinding, find_secrets, replace_findings
+from memory_action.safety.scrub import redact
 from memory_action.safety.untrusted_markdown import normalise_line_ends, safe_document, safe_prose
 
 __all__ = ["Form", "SafeText", "gate"]
 
-# What can make a reader see a secret the text as written does not hold: markup that joins the
-# text around it (emphasis, strikethrough, code, links, HTML), escapes, character references,
-# any character outside ASCII (invisible ones, full-width forms). Text without them reads as is.
-_RENDERED_DIFFERENTLY = re.compile(r"[\\&*_~`<\[]|[^\x00-\x7f]")
 _GATE_KEY = object()  # only ``gate`` holds it, so only ``gate`` makes a SafeText
 
 
@@ -104,36 +98,10 @@ def gate(
 
 
 def _redact(text: str, masked: tuple[str, ...]) -> str:
-    """``text`` without its secrets, also those only a reader sees: text made safe before it
-    reached the gate (a mention wrapped in code, "<" escaped) is redacted as if it had reached
-    it first."""
-    findings = find_secrets(text, masked)
-    if _RENDERED_DIFFERENTLY.search(text):
-        findings = _merged(findings, list(_seen_by_a_reader(text, masked)))
-    return replace_findings(text, findings)[0] if findings else text
-
-
-def _seen_by_a_reader(text: str, masked: tuple[str, ...]) -> Iterator[SecretFinding]:
-    """The secrets of ``text`` as a reader sees it, placed back in ``text``."""
-    view = reader_view(text)
-    for found in find_secrets(view.text, masked):
-        if found.end > found.start:
-            start, end = view.source_span(found.start, found.end)
-            yield SecretFinding(kind=found.kind, start=start, end=end)
-
-
-def _merged(first: list[SecretFinding], second: list[SecretFinding]) -> list[SecretFinding]:
-    """Both lists as one without overlaps (an overlap becomes one finding covering both)."""
-    merged: list[SecretFinding] = []
-    for finding in sorted([*first, *second], key=lambda f: (f.start, -f.end)):
-        if merged and finding.start < merged[-1].end:
-            last = merged[-1]
-            merged[-1] = SecretFinding(
-                kind=last.kind, start=last.start, end=max(last.end, finding.end)
-            )
-        else:
-            merged.append(finding)
-    return merged
+    """``text`` without its secrets, also those only a reader sees (``scrub.redact``): text made
+    safe before it reached the gate (a mention wrapped in code, "<" escaped) is redacted as if
+    it had reached it first."""
+    return redact(text, masked)[0]
 
 
 def _redact_strings(value: object, masked: tuple[str, ...]) -> object:

@@ -3,11 +3,13 @@
 ``reader_view`` renders the text as CommonMark (markdown-it-py, with GitHub's tables and
 strikethrough): backslash escapes are undone, character references (``&#95;``, ``&#x5f;``,
 ``&lowbar;``) decoded, emphasis, links and inline HTML taken out so that the text around them
-joins (``ghp_**abc**def`` reads ``ghp_abcdef``), code shown as written. In raw HTML blocks the
-character references are decoded as a browser decodes them. Then the default-ignorable code
-points (Unicode's Default_Ignorable_Code_Point: zero-width characters, bidi controls, variation
-selectors, the combining grapheme joiner, tag characters) are removed and every character is
-NFKC-folded (full-width letters read as the ASCII ones).
+joins (``ghp_**abc**def`` reads ``ghp_abcdef``), code shown as written. Then the
+default-ignorable code points (Unicode's Default_Ignorable_Code_Point: zero-width characters,
+bidi controls, variation selectors, the combining grapheme joiner, tag characters) are removed
+and every character is NFKC-folded (full-width letters read as the ASCII ones). Last, an escape
+or a character reference the reader still sees as written (in code, after a doubled backslash,
+in raw HTML, which a browser decodes) is undone as well: a person reads ``ghp\\_abc`` in code
+as ``ghp_abc``. Emphasis in code stays what it is there, literal asterisks.
 
 Each run of the rendered text knows the span of the source it came from, so a secret found in
 what the reader sees is redacted in the source, with the escapes, references and markup inside
@@ -43,9 +45,9 @@ IGNORABLE = re.compile(
 _NOT_ASCII = re.compile(r"[^\x00-\x7f]")
 # A character reference as HTML reads it (the ";" may be left out of some named ones).
 _REFERENCE = re.compile(r"&(?:#[0-9]{1,7};?|#[xX][0-9a-fA-F]{1,6};?|[A-Za-z][A-Za-z0-9]{1,31};?)")
-# In code a reader sees escapes and references as written, and so the secret they spell out: code
-# is judged with them undone too (an escape is the character after its backslash).
-_IN_CODE = re.compile(r"\\[!-/:-@\[-`{-~]|" + _REFERENCE.pattern)
+# An escape or a reference a reader sees as written (in code, after a doubled backslash, in raw
+# HTML): a person reads through it to the character it spells, so the view undoes it too.
+_SPELLED = re.compile(r"\\[!-/:-@\[-`{-~]|" + _REFERENCE.pattern)
 _SPAN = "reader_view_span"  # the key under which a token's source span (in its block) is kept
 _InlineRule = Callable[[StateInline, bool], bool]
 # The inline rules of CommonMark and the extensions enabled, by their names in markdown-it-py.
@@ -112,10 +114,26 @@ def reader_view(text: str) -> ReaderView:
         elif block.type in ("fence", "code_block", "html_block") and block.map:
             first = block.map[0] + (1 if block.type == "fence" else 0)
             places = _content_places(block.content, first, source, lines, in_table=False)
-            builder.literal(block.content, places, code=block.type != "html_block")
+            builder.literal(block.content, places)
         if block.type.endswith("_close") or block.type in ("fence", "code_block", "html_block"):
             builder.separator(lines.start_of(block.map[1]) if block.map else len(source))
         in_table = block.type in ("th_open", "td_open")
+    return _read_through(builder.view())
+
+
+def _read_through(view: ReaderView) -> ReaderView:
+    """``view`` with every escape and character reference still shown undone as well, each
+    mapped to the source span of what it was rendered from."""
+    if not _SPELLED.search(view.text):
+        return view
+    builder = _Builder()
+    position = 0
+    for match in _SPELLED.finditer(view.text):
+        builder.mapped(view, position, match.start())
+        start, end = view.source_span(match.start(), match.end())
+        builder.add(_undone(match.group(0)), start, end)
+        position = match.end()
+    builder.mapped(view, position, len(view.text))
     return builder.view()
 
 
@@ -202,33 +220,35 @@ class _Builder:
                 continue
             start, end = to_source.span(span[0], span[1])
             shown = _visible(token)
-            if token.type == "code_inline":
-                shown = _IN_CODE.sub(lambda match: _undone(match.group(0)), shown)
             if token.type == "text" and source[start:end] == shown:
                 self.text(shown, start)
             else:
                 self._add(shown, start, end, literal=False)
 
-    def literal(self, content: str, places: list[tuple[int, int, bool]], *, code: bool) -> None:
+    def literal(self, content: str, places: list[tuple[int, int, bool]]) -> None:
         for part, (start, line_end, verbatim) in zip(content.split("\n"), places, strict=False):
             if not verbatim:
                 self._add(part, start, line_end, literal=False)
             else:
-                self._decoded(part, start, _IN_CODE if code else _REFERENCE)
+                self.text(part, start)
             self._add("\n", line_end, line_end, literal=False)
 
-    def _decoded(self, part: str, start: int, hiding: re.Pattern[str]) -> None:
-        position = 0
-        for match in hiding.finditer(part):
-            self.text(part[position : match.start()], start + position)
-            self._add(
-                _undone(match.group(0)),
-                start + match.start(),
-                start + match.end(),
-                literal=False,
-            )
-            position = match.end()
-        self.text(part[position:], start + position)
+    def mapped(self, view: ReaderView, start: int, end: int) -> None:
+        """``view.text[start:end]``, each part mapped as ``view`` maps it."""
+        index = bisect.bisect_right(view.ats, start) - 1
+        while start < end:
+            run = view.runs[index]
+            stop = min(end, run.at + run.length)
+            if run.literal:
+                offset = run.start + start - run.at
+                self._add(view.text[start:stop], offset, offset + stop - start, literal=True)
+            else:
+                self._add(view.text[start:stop], run.start, run.end, literal=False)
+            start, index = stop, index + 1
+
+    def add(self, shown: str, start: int, end: int) -> None:
+        """``shown``, rendered from all of the source's ``[start, end)``."""
+        self._add(shown, start, end, literal=False)
 
     def text(self, text: str, start: int) -> None:
         """Source text shown as written, but for characters a reader does not see or sees folded."""

@@ -8,8 +8,11 @@ import re
 
 import pytest
 
+from memory_action.memory.provenance import render_changes_markdown
+from memory_action.publish.report import SummaryInput, safe_summary
 from memory_action.safety.outgoing import Form, gate
 from memory_action.safety.reader_view import reader_view
+from memory_action.safety.scrub import redact
 from tests.fakes.rendered_forms import as_seen, rendered_forms
 from tests.fakes.secrets_corpus import MASKED_VALUES, PLANTED
 
@@ -32,7 +35,7 @@ def test_the_reader_sees_each_form_as_the_secret(secret: str, hidden: str) -> No
     view = reader_view(f"see {hidden} here")
     assert secret in view.text
     start = view.text.index(secret)
-    closer = len(hidden) - len(hidden.rstrip("_")) if not secret.endswith("_") else 0
+    closer = len(hidden) - len(hidden.rstrip("_*")) if not secret.endswith(("_", "*")) else 0
     assert view.source_span(start, start + len(secret)) == (4, 4 + len(hidden) - closer)
 
 
@@ -41,7 +44,7 @@ def test_the_reader_sees_each_form_as_the_secret(secret: str, hidden: str) -> No
 def test_the_gate_redacts_each_form_whole(secret: str, hidden: str, form: Form) -> None:
     text = gate(f"see {hidden} here", [MASKED], form=form).text
     assert survivors(text, secret) == []
-    assert re.fullmatch(r"see \[REDACTED [a-zA-Z ]+\]_? here", text), (
+    assert re.fullmatch(r"see \[REDACTED [a-zA-Z ]+\][_*]* here", text), (
         text
     )  # an emphasis closer may stay
 
@@ -60,6 +63,8 @@ def test_json_strings_are_judged_as_read_too(secret: str, hidden: str) -> None:
         ("a`code`b [link\\_text](https://example.com/x)", "acodeb link_text\n"),
         ("| a | a |\n|---|---|\n| b\\_c | d |", "a\na\nb_c\nd\n"),
         ("```\ncode&#95;\n```\n", "code_\n\n"),  # in code, read with what it spells out
+        ("`a\\_b` `c**d**e`", "a_b c**d**e\n"),  # in code: escapes read through, emphasis kept
+        ("a\\\\_b a&amp;#95;b", "a_b a_b\n"),  # shown as written, read through by a person
         ("<div>\na&#95;b\n</div>\n", "<div>\na_b\n</div>\n\n"),  # a browser decodes HTML's
         ("\uff46\uff55\uff4c\uff4c\u202e\u034f", "full\n"),  # full-width, bidi, CGJ
     ],
@@ -91,3 +96,61 @@ def test_a_table_cell_is_placed_in_its_own_column() -> None:
 )
 def test_text_without_secrets_is_kept_as_written(text: str) -> None:
     assert gate(text, [MASKED], form=Form.TEXT).text == text
+
+
+# A token spelled with escapes or references that a reader sees as written: in code, after a
+# doubled backslash, in a table cell whose writer escapes the backslash. A person reads it.
+LITERAL = [
+    pytest.param(f"`{hidden}`", id=f"in code: {name}")
+    for name, hidden in rendered_forms(TOKEN).items()
+    if "emphasis" not in name  # in code, emphasis is literal asterisks: not the token
+] + [
+    pytest.param(f"```\n{rendered_forms(TOKEN)['hex reference']}\n```\n", id="in a fence"),
+    pytest.param(TOKEN.replace("_", "\\\\_"), id="doubled backslash"),
+    pytest.param(TOKEN.replace("_", "&amp;lowbar;"), id="reference to a reference"),
+    pytest.param(
+        render_changes_markdown([(f"- {rendered_forms(TOKEN)['backslash escape']}", None)]),
+        id="a table cell that doubles the backslash",
+    ),
+]
+
+
+@pytest.mark.parametrize("markdown", LITERAL)
+def test_a_token_a_reader_sees_spelled_out_is_redacted(markdown: str) -> None:
+    assert survivors(gate(markdown, form=Form.MARKDOWN).text, TOKEN) == []
+
+
+def test_the_job_summary_is_judged_with_its_table_built() -> None:
+    escaped = rendered_forms(TOKEN)["backslash escape"]
+    summary = SummaryInput(
+        agent_name="memory-agent",
+        event="push",
+        scope_description="the default branch",
+        loaded=(),
+        restore_hit=False,
+        matched_key=None,
+        restore_warning=None,
+        memory_diff="",
+        save_note="",
+        review_markdown="",
+        approx_tokens=0,
+        changes_markdown=render_changes_markdown([(f"- {escaped}", None)]),
+    )
+    text = safe_summary(summary, []).text
+    assert "[REDACTED GitHub token]" in text
+    assert survivors(text, TOKEN) == []
+
+
+def test_emphasis_in_code_is_shown_as_asterisks_and_kept() -> None:
+    split = rendered_forms(TOKEN)["** emphasis"]
+    assert gate(f"`{split}`", form=Form.MARKDOWN).text == f"`{split}`"
+
+
+@pytest.mark.parametrize(("secret", "hidden"), FORMS)
+def test_a_text_redacted_before_the_gate_keeps_no_piece_a_reader_joins(
+    secret: str, hidden: str
+) -> None:
+    # Outputs and memory are redacted before they reach the gate: that redaction reads as the
+    # gate does, or a piece caught as written (the masked value's tail) leaves the rest shown.
+    once = redact(f"see {hidden} here", [MASKED])[0]
+    assert survivors(gate(once, [MASKED], form=Form.TEXT).text, secret) == []
