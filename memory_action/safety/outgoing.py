@@ -93,8 +93,12 @@ def gate(
         return SafeText(_redact(text, values), _GATE_KEY)
     redacted = _redact(normalise_line_ends(text), values)
     if form is Form.LINE:
-        return SafeText(safe_prose(" ".join(redacted.split())), _GATE_KEY)
-    return SafeText(safe_document(redacted, ours), _GATE_KEY)
+        safe = safe_prose(" ".join(redacted.split()))
+    else:
+        safe = safe_document(redacted, ours)
+    # Made safe, the text may read differently: raw HTML escaped shows its attributes, where a
+    # reference spells out a secret. The text that leaves is judged again.
+    return SafeText(safe if safe == redacted else _redact(safe, values), _GATE_KEY)
 
 
 def _redact(text: str, masked: tuple[str, ...]) -> str:

@@ -154,3 +154,10 @@ def test_a_text_redacted_before_the_gate_keeps_no_piece_a_reader_joins(
     # gate does, or a piece caught as written (the masked value's tail) leaves the rest shown.
     once = redact(f"see {hidden} here", [MASKED])[0]
     assert survivors(gate(once, [MASKED], form=Form.TEXT).text, secret) == []
+
+
+def test_raw_html_escaped_by_the_gate_is_judged_as_it_then_reads() -> None:
+    # The tag is no text to a reader, but once escaped its attribute shows, references decoded.
+    tag = f'<a title="{rendered_forms(TOKEN)["decimal reference"]}">x</a>'
+    assert survivors(gate(tag, form=Form.MARKDOWN).text, TOKEN) == []
+    assert survivors(gate(tag, form=Form.LINE).text, TOKEN) == []
