@@ -19,7 +19,7 @@ MIN_TOKEN_ENTROPY = 3.5  # bits per character, for long values
 MIN_HEX_TOKEN_ENTROPY = 2.8  # hex carries at most 4 bits per character
 
 _PLACEHOLDER = re.compile(
-    r"(?i)xxx|\*\*\*|\.\.\.|…|<[^>]*>|\$\{|\{\{|\}\}|%\(|\$\(|^\$|^%|%$|^@|your[_-]?|example"
+    r"(?i)xxx|\*\*\*|\.\.\.|…|<[^>]*>|\$\{|\{\{|\}\}|#\{|%\(|\$\(|^\$|^%|%$|^@|your[_-]?|example"
     r"|placeholder|changeme|change[_-]me|redacted|dummy|sample|insert[_-]|replace[_-]?me"
     r"|^secrets?\.|env\.|vars\.|^process\.|^os\.|^settings\.|^config\.|^self\.|^this\.|fake"
 )
@@ -64,6 +64,31 @@ _KEY_PART = re.compile(rf"~?{_KEY_WORD}(?:[-_.]{_KEY_WORD})*")
 _PATH_PART = re.compile(r"[A-Za-z][A-Za-z]*[0-9]{0,2}(?:[-_.]+[A-Za-z0-9][A-Za-z]*[0-9]{0,2})*")
 
 
+# Illustrative values, the kind documentation and "bad example" blocks show: runs along the
+# alphabet, the digits or a keyboard row (``abc123xyz789``, ``qwerty123``, ``123456``), and the
+# credential word itself in leetspeak or with digits (``s3cr3t``, ``p@ssw0rd!``, ``secret123``).
+# Kept this narrow on purpose: ``hunter2`` or ``Tr0ub4dor`` in a password position still counts.
+_SEQUENCES = (
+    "abcdefghijklmnopqrstuvwxyz",
+    "zyxwvutsrqponmlkjihgfedcba",
+    "01234567890",
+    "09876543210",
+    "qwertyuiop",
+    "asdfghjkl",
+    "zxcvbnm",
+)
+_MIN_RUN = 3
+_LEET = str.maketrans("0134579@$", "oieastgas")
+_CREDENTIAL_WORDS = frozenset(
+    str.split("password passwd pass pwd passphrase passcode secret secretkey token key apikey")
+)
+_FILLER_PREFIXES = ("my", "super", "top", "the", "some")
+_EDGE_DIGITS_AND_MARKS = re.compile(r"^[\W\d_]+|[\W\d_]+$")
+# A type in a value's place after a ``:``: GraphQL ``String!``, Kotlin and Swift ``String?``,
+# ``Token[]``; a word (with a bit width) and the marks, never a digit elsewhere (``Hunter2!``).
+_TYPE_ANNOTATION = re.compile(r"[A-Za-z_][A-Za-z_.]*(?:8|16|32|64|128)?(?:\[\]|[!?])+")
+
+
 def shannon_entropy(value: str) -> float:
     """Shannon entropy of ``value`` in bits per character (0.0 for an empty string)."""
     if not value:
@@ -78,7 +103,55 @@ def is_placeholder(value: str) -> bool:
         len(set(value)) <= 3
         or value.lower() in _NOT_A_VALUE
         or _PLACEHOLDER.search(value) is not None
+        or is_illustrative(value)
     )
+
+
+def is_illustrative(value: str) -> bool:
+    """An example value: keyboard or alphabet runs, or the credential word dressed up."""
+    return _is_runs(value.lower().rstrip("!.?")) or _is_credential_word(value)
+
+
+def _is_runs(value: str) -> bool:
+    """Whether ``value`` is made only of runs of at least three along ``_SEQUENCES``."""
+    position = 0
+    while position < len(value):
+        run = max(_run_at(value, position, sequence) for sequence in _SEQUENCES)
+        if run < _MIN_RUN:
+            return False
+        position += run
+    return bool(value)
+
+
+def _run_at(value: str, position: int, sequence: str) -> int:
+    start = sequence.find(value[position])
+    if start < 0:
+        return 0
+    length = 0
+    while (
+        position + length < len(value)
+        and start + length < len(sequence)
+        and value[position + length] == sequence[start + length]
+    ):
+        length += 1
+    return length
+
+
+def _is_credential_word(value: str) -> bool:
+    """``s3cr3t``, ``P@ssw0rd!``, ``secret123``, ``mysecret_1``, ``t0k3n``: the word itself.
+
+    Whole only: ``p4ss-W0rd-7`` is made of words with dashes between, as real passwords are.
+    """
+    core = _EDGE_DIGITS_AND_MARKS.sub("", value.lower()).translate(_LEET)
+    for prefix in _FILLER_PREFIXES:
+        if core.startswith(prefix) and core[len(prefix) :] in _CREDENTIAL_WORDS:
+            return True
+    return core in _CREDENTIAL_WORDS
+
+
+def is_type_annotation(value: str) -> bool:
+    """A type after ``name:`` (``String!``, ``String?``, ``Secret[]``), not a value."""
+    return _TYPE_ANNOTATION.fullmatch(value) is not None
 
 
 def is_digest(value: str) -> bool:

@@ -207,6 +207,31 @@ def test_symlinked_folder_is_never_followed(tmp_path: Path) -> None:
     assert list(elsewhere.iterdir()) == []
 
 
+def test_a_folder_made_a_symlink_after_it_was_created_is_never_followed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The race between creating the memory folder and writing into it: another process swaps
+    the new folder for a link to elsewhere (here, inside ``mkdir``). Nothing is written there."""
+    setup = Setup(tmp_path, create_memory=False)
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    folder = setup.memory.parent
+    real_mkdir = Path.mkdir
+
+    def mkdir_then_swap(self: Path, *args: Any, **kwargs: Any) -> None:
+        real_mkdir(self, *args, **kwargs)
+        if self == folder:
+            self.rmdir()
+            self.symlink_to(elsewhere, target_is_directory=True)
+
+    monkeypatch.setattr(Path, "mkdir", mkdir_then_swap)
+
+    message = setup.write("- x\n")
+
+    assert message.startswith("Error: ") and ".agent-memory is a symlink" in message, message
+    assert list(elsewhere.iterdir()) == []
+
+
 def test_budget_exceeded_leaves_the_file_unchanged(tmp_path: Path) -> None:
     setup = Setup(tmp_path, max_bytes=len(MEMORY) + 5)
 
