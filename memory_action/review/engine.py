@@ -53,7 +53,7 @@ from memory_action.model.profile import ModelProfile
 from memory_action.model.tokens import TokenEstimator
 from memory_action.review import answer as answers
 from memory_action.review.answer import BatchAnswer, UnusableAnswerError
-from memory_action.review.batches import Batch, ReviewPlan, plan_batches
+from memory_action.review.batches import OVER_BUDGET, Batch, ReviewPlan, plan_batches
 from memory_action.review.budget import (
     TURN_RESERVE,
     Cost,
@@ -179,13 +179,14 @@ class ReviewEngine:
         self.setup = setup
         self.memory = memory
         self.tools = list(tools)
-        self.estimator = estimator or TokenEstimator()
+        self.estimator = estimator or TokenEstimator.for_encoding(setup.profile.encoding)
         self.cost = Cost()
         self._clock = clock
         self._extra = ""
         self._earlier = ""
         self._rounds = True  # the batches of the plan may take tool rounds
         self._planning_notes: list[str] = []  # what planning did or could not do, for people
+        self._left_out: list[Skipped] = []  # the review's files not reviewed, so far
         self._deadline = clock() + setup.timeout_s
         self._files: list[ChangedFile] = []
         self._format = answers.response_format()
@@ -298,6 +299,7 @@ class ReviewEngine:
     def _review_batches(
         self, chosen: list[ReviewFile], pr_header: str, progress: _Progress
     ) -> None:
+        self._left_out = progress.left_out  # grows as batches are given up on
         self._make_room(chosen, pr_header)
         plan = self._plan(chosen, pr_header, first=True)
         progress.overflow = list(plan.not_reviewed)
@@ -600,10 +602,15 @@ class ReviewEngine:
         a ``single`` batch is offered every tool, the batches of a larger review only the
         pull request's, and only when they may take tool ``rounds`` (which need room too)."""
         limit = self.setup.profile.input_tokens
+        # The files not reviewed are listed in every batch: those known, and for a plan of
+        # several batches, every file as if it were left over (the plan decides which are).
+        over = OVER_BUDGET.format(max_batches=self.setup.max_model_calls)
+        overflow = () if single else tuple(Skipped(path=p, reason=over) for p in paths)
+        skipped = (*self._left_out, *overflow)
         view = (
-            BatchView(index=1, count=1, diff="", elsewhere=(), skipped=())
+            BatchView(index=1, count=1, diff="", elsewhere=(), skipped=skipped)
             if single
-            else BatchView(index=1, count=2, diff="", elsewhere=paths, skipped=())
+            else BatchView(index=1, count=2, diff="", elsewhere=paths, skipped=skipped)
         )
         frame = self._batch_message(pr_header, view)
         offered = [*self.tools, *(self._memory_tools() if single else [])] if rounds else []

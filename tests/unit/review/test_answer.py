@@ -124,7 +124,7 @@ def test_the_answer_schema_counts_toward_every_request() -> None:
     model = ScriptedChatModel.from_script("Fine.")
     engine = ReviewEngine(model, _setup(), memory=None, tools=[])
     engine.review(reader)
-    estimator = TokenEstimator()
+    estimator = engine.estimator  # exact: the profile names a model with a public tokenizer
     [seen] = model.seen
     without = estimator.count_request("", [str(m.content) for m in seen], [])
     empty = estimator.count_request("", [], [])
