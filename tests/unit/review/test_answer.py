@@ -9,7 +9,6 @@ from memory_action.agent.pr_tools import make_pr_tools
 from memory_action.agent.prompts import system_prompt
 from memory_action.github.pull_request import ChangedFile
 from memory_action.model.profile import profile_for
-from memory_action.model.tokens import TokenEstimator
 from memory_action.review.answer import (
     ANSWER_TOOL,
     MAX_FINDINGS,

@@ -37,7 +37,7 @@ def _openai_count(messages: list[BaseMessage], tools: list[dict[str, object]]) -
 
 
 def _dense_file(path: str, kind: str, lines: int, seed: int) -> ChangedFile:
-    rng = random.Random(seed)
+    rng = random.Random(seed)  # noqa: S311 - reproducible test data, not secrets
     if kind == "base64":
         made = [base64.b64encode(rng.randbytes(45)).decode() for _ in range(lines)]
     elif kind == "symbols":
