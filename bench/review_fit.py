@@ -61,6 +61,7 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from bench.synthetic_pull import synthetic_pull  # noqa: E402
+from memory_action.model.tokenizer import O200K, shared  # noqa: E402
 from tests.fakes.click_corpus import (  # noqa: E402 - needs ROOT on sys.path
     ClickCorpus,
     CorpusPull,
@@ -70,7 +71,6 @@ from tests.fakes.click_corpus import (  # noqa: E402 - needs ROOT on sys.path
 from tests.fakes.github_api import FakeGitHub  # noqa: E402
 from tests.fakes.github_http import GitHubHttpServer  # noqa: E402
 from tests.fakes.github_models_stub import (  # noqa: E402
-    CHARS_PER_TOKEN,
     FreeTier,
     GitHubModelsStub,
 )
@@ -78,6 +78,7 @@ from tests.fakes.runner import ActionRunner, child_env, parse_outputs, pull_requ
 
 BASELINE = "5913e56"  # main before issue 7's engine
 MODEL = "github:openai/gpt-4.1-mini"
+EXACT = "o200k"  # the stub counts by the model's own tokenizer
 CHILD_TIMEOUT_S = 300
 SMALL_PR_FILES, SMALL_PR_CALLS, REVIEWED_SHARE = 10, 3, 0.9
 GUIDE = "CONTRIBUTING.rst"
@@ -135,7 +136,7 @@ class Row:
     rejected: int = 0  # reviews the fake GitHub refused (422: an anchor it would not take)
     twice: int = 0  # findings posted more than once over the three runs
     review_calls: tuple[int, ...] = ()  # GitHub API calls for the inline review, per run
-    chars_per_token: float = 4.0  # how the stub counted this run's tokens
+    counted: str = "4"  # how the stub counted this run's tokens: characters a token, or o200k
     system: int = 0  # tokens of the system prompt with memory (the first request's)
     diff: int = 0  # tokens of the compressed diff of the files the engine would review
     batch_fill: tuple[float, ...] = ()  # share of the window each request with a diff took
@@ -231,9 +232,22 @@ def _changed(pull: CorpusPull) -> list[Any]:
     ]
 
 
-def wire_tokens(text: str, chars_per_token: float) -> int:
-    """Tokens of ``text`` as the stub counts it: its JSON string, ``chars_per_token`` a token."""
-    return math.ceil(len(json.dumps(text)) / chars_per_token)
+def wire_tokens(text: str, counted: str) -> int:
+    """Tokens of ``text`` as the stub counts it: by the tokenizer named, else its JSON string at
+    ``counted`` characters a token."""
+    if counted == EXACT:
+        return shared(O200K).count(text)
+    return math.ceil(len(json.dumps(text)) / float(counted))
+
+
+def free_tier(counted: str) -> FreeTier:
+    if counted == EXACT:
+        return FreeTier(encoding=O200K)
+    return FreeTier(chars_per_token=float(counted))
+
+
+def described(counted: str) -> str:
+    return "by o200k" if counted == EXACT else f"at {counted} characters a token"
 
 
 def compressed_diff(pull: CorpusPull) -> str:
@@ -291,6 +305,7 @@ class Setup:
     model_seconds: float
     agents_md: str  # the checkout's AGENTS.md ("": none)
     verbose: bool = False  # print every request the stub received
+    first_count: str = "o200k"  # the count the inline reviews' three runs are made at
 
 
 def agents_md(corpus: ClickCorpus, kib: int) -> str:
@@ -330,9 +345,9 @@ def _twice(fake: FakeGitHub, number: int) -> int:
     return len(posted) - len(set(posted))
 
 
-def review(engine: Engine, pull: CorpusPull, work: Path, setup: Setup, cpt: float) -> Row:
+def review(engine: Engine, pull: CorpusPull, work: Path, setup: Setup, counted: str) -> Row:
     paths = reviewable_paths(pull)
-    limits = FreeTier(chars_per_token=cpt)
+    limits = free_tier(counted)
     fake = FakeGitHub()
     fake_pull = fake.add_pull(pull.fake())
     runner = ActionRunner(work)
@@ -355,7 +370,7 @@ def review(engine: Engine, pull: CorpusPull, work: Path, setup: Setup, cpt: floa
         calls = [_review_calls(fake, 0)]
         # The same head pushed again twice (a re-run, an empty push): the model proposes
         # findings from the same pool again; the ledger must keep every one from a repeat.
-        repeats = PUSHES if engine.code == ROOT and cpt == CHARS_PER_TOKEN else 1
+        repeats = PUSHES if engine.code == ROOT and counted == setup.first_count else 1
         for _push in range(1, repeats):
             since = len(fake.calls)
             again = pull_request_event(
@@ -391,9 +406,9 @@ def review(engine: Engine, pull: CorpusPull, work: Path, setup: Setup, cpt: floa
         rejected=len(fake.reviews.rejected),
         twice=_twice(fake, pull.number),
         review_calls=tuple(calls),
-        chars_per_token=cpt,
-        system=wire_tokens(_system_text(answered[0].body), cpt) if answered else 0,
-        diff=wire_tokens(compressed_diff(pull), cpt),
+        counted=counted,
+        system=wire_tokens(_system_text(answered[0].body), counted) if answered else 0,
+        diff=wire_tokens(compressed_diff(pull), counted),
         batch_fill=tuple(r.tokens / limits.max_input_tokens for r in requests if r.seen),
     )
 
@@ -435,7 +450,7 @@ FILL_TARGET = 0.9  # of the window, for the requests after the first (calibrated
 
 def print_table(rows: Sequence[Row]) -> None:
     for engine in dict.fromkeys(r.engine for r in rows):
-        print(f"\n{engine}, the window counted at {rows[0].chars_per_token:g} characters a token")
+        print(f"\n{engine}, the window counted {described(rows[0].counted)}")
         print("  ".join(name.rjust(width) for name, width in COLUMNS))
         for r in (r for r in rows if r.engine == engine):
             values = (
@@ -518,7 +533,7 @@ def targets(rows: Sequence[Row]) -> dict[str, tuple[str, bool]]:
 
 
 def print_targets(rows: Sequence[Row]) -> bool:
-    print(f"\ntargets, the window counted at {rows[0].chars_per_token:g} characters a token")
+    print(f"\ntargets, the window counted {described(rows[0].counted)}")
     engines = list(dict.fromkeys(r.engine for r in rows))
     checks = {e: targets([r for r in rows if r.engine == e]) for e in engines}
     print("".ljust(37) + "".join(e.rjust(30) for e in engines))
@@ -538,7 +553,7 @@ def run(
     engine_names: Sequence[str],
     model_seconds: float,
     kib: int,
-    counts: Sequence[float],
+    counts: Sequence[str],
     *,
     verbose: bool = False,
 ) -> list[Row]:
@@ -549,7 +564,12 @@ def run(
     with tempfile.TemporaryDirectory(prefix="review-fit-") as tmp:
         work = Path(tmp)
         corpus: ClickCorpus = load_corpus(bundle, work / "corpus.git")
-        setup = Setup(model_seconds, agents_md(corpus, kib), verbose)
+        setup = Setup(
+            model_seconds=model_seconds,
+            agents_md=agents_md(corpus, kib),
+            verbose=verbose,
+            first_count=counts[0],
+        )
         engines = []
         if "baseline" in engine_names:
             (work / "baseline").mkdir()
@@ -560,16 +580,16 @@ def run(
         pulls = [*corpus.pulls, synthetic_pull(number=len(corpus.pulls) + 1)]
         for engine in engines:
             check_imports(engine, work)
-            for cpt in counts:
+            for counted in counts:
                 for pull in pulls:
                     if only and pull.tag != only:
                         continue
                     started = time.monotonic()
-                    folder = work / f"{engine.code.name}-{pull.tag}-{cpt:g}"
-                    row = review(engine, pull, folder, setup, cpt)
+                    folder = work / f"{engine.code.name}-{pull.tag}-{counted}"
+                    row = review(engine, pull, folder, setup, counted)
                     took = time.monotonic() - started
                     print(
-                        f"{engine.name} {pull.tag} at {cpt:g} characters a token: "
+                        f"{engine.name} {pull.tag} counted {described(counted)}: "
                         f"{row.outcome} in {took:.1f} s",
                         file=sys.stderr,
                     )
@@ -582,13 +602,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--only", help="one pull request, by its short sha (e.g. 1f9cd54f)")
     parser.add_argument("--engines", default="current", help="baseline, current or both")
     parser.add_argument(
-        "--chars-per-token", default="4,3", help="how the stub counts the window (one or more)"
+        "--chars-per-token",
+        default=f"{EXACT},4,3",
+        help=f"how the stub counts the window: {EXACT} or characters a token (one or more)",
     )
     parser.add_argument("--model-seconds", type=float, default=4.0, help="model latency (s)")
     parser.add_argument("--verbose", action="store_true", help="print every model request")
     parser.add_argument("--agents-kb", type=int, default=4, help="AGENTS.md size (KiB)")
     args = parser.parse_args(argv)
-    counts = [float(c) for c in args.chars_per_token.split(",")]
+    counts = args.chars_per_token.split(",")
     rows = run(
         args.only,
         args.engines.split(","),
@@ -599,7 +621,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     met = True
     for cpt in counts:
-        counted = [r for r in rows if r.chars_per_token == cpt]
+        counted = [r for r in rows if r.counted == cpt]
         print_table(counted)
         met = print_targets(counted) and met
     print(f"\nthe current engine {'meets' if met else 'misses'} the targets")

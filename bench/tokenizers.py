@@ -113,7 +113,7 @@ def main(argv: list[str] | None = None) -> int:
     for name in (O200K, CL100K):
         ours = Tokenizer(encoding=name)
         ours.count("")  # load
-        encoding = ours._encoding()  # noqa: SLF001 - the library's own encoder, timed alone
+        encoding = ours._encoding()  # the library's own encoder, timed alone
         tokens = sum(len(encoding.encode_ordinary(t)) for t in texts)
         line = f"{name}: {tokens:,} tokens"
         load_ours = _load_seconds(
@@ -149,13 +149,15 @@ def main(argv: list[str] | None = None) -> int:
             args.repeat,
         )
         # The crate's own count, which the Python API does not offer (its backend's method).
-        backend = theirs._backend  # noqa: SLF001
+        backend = theirs._backend
         count_theirs = _median_time(
             lambda b=backend: [b.count(c) for c in _chunks(mib)], args.repeat
         )
-        assert sum(backend.count(c) for c in _chunks(mib)) == sum(
+        if sum(backend.count(c) for c in _chunks(mib)) != sum(
             len(encoding.encode_ordinary(c)) for c in _chunks(mib)
-        )
+        ):
+            failures += 1
+            print("  bpe-openai's count differs from its encode on the 1 MiB sample")
         print(
             f"  bpe-openai:              load {load_theirs * 1000:,.0f} ms, 1 MiB in "
             f"{speed_theirs * 1000:,.0f} ms ({speed_theirs / speed_ours:.2f}x tiktoken's); "
