@@ -7,8 +7,9 @@
 (``pip install bpe-openai``); without it only tiktoken's figures are printed.
 
 Texts: every file's patch of the six pull requests of the click corpus
-(``../shared/corpus/click-prs.bundle``), every text file of the largest pull request's head tree,
-every text file of the largest pull request's head tree (all of click), and every file under ``tests/fixtures``. Printed per encoding (o200k_base, cl100k_base):
+(``../shared/corpus/click-prs.bundle``), every text file of the largest pull request's head tree
+(all of click), and every file under ``tests/fixtures``. Printed per encoding (o200k_base,
+cl100k_base):
 
 - correctness: texts whose token ids differ between the two libraries (must be 0), and the tokens
   counted in all;
@@ -113,7 +114,7 @@ def main(argv: list[str] | None = None) -> int:
     for name in (O200K, CL100K):
         ours = Tokenizer(encoding=name)
         ours.count("")  # load
-        encoding = ours._encoding()  # the library's own encoder, timed alone
+        encoding = ours.encoding_of()  # the library's own encoder, timed alone
         tokens = sum(len(encoding.encode_ordinary(t)) for t in texts)
         line = f"{name}: {tokens:,} tokens"
         load_ours = _load_seconds(
