@@ -507,13 +507,23 @@ class ReviewEngine:
             if not plan.not_reviewed and len(plan.batches) <= 1:
                 self._rounds = True
                 return plan
-        # More than one batch: one call is kept for the last request that writes the review.
-        # Tool rounds (and so the tools' schemas and room for their results) only when they
-        # cost no extra request and the plan leaves calls to spare for them; else each batch is
-        # one request, filled.
+        # A plan that leaves files over is made again with room for their list in every batch.
+        plan = self._several(files, pr_header, calls, overflow=False)
+        return self._several(files, pr_header, calls) if plan.not_reviewed else plan
+
+    def _several(
+        self, files: list[ReviewFile], pr_header: str, calls: int, *, overflow: bool = True
+    ) -> ReviewPlan:
+        """More than one batch: one call is kept for the last request that writes the review.
+        Tool rounds (and so the tools' schemas and room for their results) only when they
+        cost no extra request and the plan leaves calls to spare for them; else each batch is
+        one request, filled."""
+        paths = [f.file.path for f in files]
+        count = self.estimator.count
         most = max(1, calls - 1)
-        filled = plan_batches(files, capacity=capacity, count=count, max_batches=most)
-        rounds = self._capacity(pr_header, paths, single=False, rounds=True)
+        capacity = self._capacity(pr_header, paths, single=False, rounds=False, overflow=overflow)
+        filled = plan_batches(files, capacity=max(1, capacity), count=count, max_batches=most)
+        rounds = self._capacity(pr_header, paths, single=False, rounds=True, overflow=overflow)
         plan = plan_batches(files, capacity=max(1, rounds), count=count, max_batches=most)
         self._rounds = (
             calls - len(plan.batches) - 1 > 0
@@ -597,16 +607,24 @@ class ReviewEngine:
             return None
         return next((s.content for s in self.memory.sources if s.writable), None)
 
-    def _capacity(self, pr_header: str, paths: list[str], *, single: bool, rounds: bool) -> int:
+    def _capacity(
+        self,
+        pr_header: str,
+        paths: list[str],
+        *,
+        single: bool,
+        rounds: bool,
+        overflow: bool = True,
+    ) -> int:
         """Tokens a batch's diff may take: the input limit less everything else in the request:
         a ``single`` batch is offered every tool, the batches of a larger review only the
-        pull request's, and only when they may take tool ``rounds`` (which need room too)."""
+        pull request's, and only when they may take tool ``rounds`` (which need room too).
+        The files not reviewed are listed in every batch: those known, and with ``overflow``
+        (several batches) every file, as if it were left over (the plan decides which are)."""
         limit = self.setup.profile.input_tokens
-        # The files not reviewed are listed in every batch: those known, and for a plan of
-        # several batches, every file as if it were left over (the plan decides which are).
         over = OVER_BUDGET.format(max_batches=self.setup.max_model_calls)
-        overflow = () if single else tuple(Skipped(path=p, reason=over) for p in paths)
-        skipped = (*self._left_out, *overflow)
+        left = tuple(Skipped(path=p, reason=over) for p in paths) if overflow and not single else ()
+        skipped = (*self._left_out, *left)
         view = (
             BatchView(index=1, count=1, diff="", elsewhere=(), skipped=skipped)
             if single

@@ -110,3 +110,10 @@ def test_the_batches_of_dense_code_still_fill_the_window() -> None:
     sizes = _requests(calls=12)
     batches = sizes[:-1]  # the last request writes the review's summary
     assert min(batches[:-1]) >= 0.9 * WINDOW, sizes
+
+
+def test_the_list_of_files_left_over_has_room_in_every_batch() -> None:
+    """Too few calls for every file: each batch also lists the files no batch holds, and that
+    list was planned for."""
+    sizes = _requests(calls=3)
+    assert max(sizes) <= WINDOW, sizes
