@@ -7,6 +7,7 @@ from __future__ import annotations
 import base64
 import json
 import random
+from collections.abc import Callable
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
 
@@ -74,8 +75,20 @@ def _setup(calls: int) -> ReviewSetup:
     )
 
 
-def _requests(calls: int) -> list[int]:
-    reader = _pull()
+def _many_small() -> StaticPullRequest:
+    """400 one-line files with long names: batches fill to the token, and the list of the files
+    left over is long."""
+    kinds = ["base64", "symbols", "cjk"]
+    return StaticPullRequest(
+        [
+            _dense_file(f"src/a_long_folder_name/{n:03d}/a_long_module_name_{n}.txt", kind, 1, n)
+            for n, kind in enumerate(kinds * 134)
+        ][:400]
+    )
+
+
+def _requests(calls: int, pull: Callable[[], StaticPullRequest] = _pull) -> list[int]:
+    reader = pull()
     model = ScriptedChatModel.from_script(*["Nothing to change."] * (calls + 2))
     engine = ReviewEngine(
         model,
@@ -114,6 +127,6 @@ def test_the_batches_of_dense_code_still_fill_the_window() -> None:
 
 def test_the_list_of_files_left_over_has_room_in_every_batch() -> None:
     """Too few calls for every file: each batch also lists the files no batch holds, and that
-    list was planned for."""
-    sizes = _requests(calls=3)
+    list was planned for (else the engine's last check refuses to send the batches)."""
+    sizes = _requests(calls=3, pull=_many_small)
     assert max(sizes) <= WINDOW, sizes
