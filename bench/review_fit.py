@@ -140,6 +140,7 @@ class Row:
     system: int = 0  # tokens of the system prompt with memory (the first request's)
     diff: int = 0  # tokens of the compressed diff of the files the engine would review
     batch_fill: tuple[float, ...] = ()  # share of the window each request with a diff took
+    refused: int = 0  # requests the stub refused as too large (413): each a request wasted
 
     @property
     def fewest(self) -> int:
@@ -410,6 +411,7 @@ def review(engine: Engine, pull: CorpusPull, work: Path, setup: Setup, counted: 
         system=wire_tokens(_system_text(answered[0].body), counted) if answered else 0,
         diff=wire_tokens(compressed_diff(pull), counted),
         batch_fill=tuple(r.tokens / limits.max_input_tokens for r in requests if r.seen),
+        refused=sum(1 for r in requests if r.status == 413),
     )
 
 
@@ -506,6 +508,10 @@ def targets(rows: Sequence[Row]) -> dict[str, tuple[str, bool]]:
         "no request over 8,000 tokens": (
             f"largest {largest:,}",
             largest <= FreeTier().max_input_tokens,
+        ),
+        "no request refused as too large (413)": (
+            str(sum(r.refused for r in rows)),
+            not any(r.refused for r in rows),
         ),
         "90% of non-generated files reviewed": (
             f"{reviewed}/{reviewable} ({reviewed / max(1, reviewable):.0%})",
