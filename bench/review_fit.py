@@ -1,19 +1,23 @@
 """Do reviews fit GitHub Models' free tier, near the token floor? Six real pull requests and a
-synthetic one of 100 files, the window counted at 4 and at 3 characters a token.
+synthetic one of 100 files, the window counted by the model's tokenizer (o200k, as OpenAI counts
+a chat request: ``github_models_stub.openai_request_tokens``), and at 4 and at 3 characters a
+token over the request's JSON (a provider whose count the engine does not know).
 
     python bench/review_fit.py [--only TAG] [--engines baseline,current] [--model-seconds S]
-                               [--chars-per-token 4,3] [--verbose]
+                               [--chars-per-token o200k,4,3] [--verbose]
 
 The floor of a review (issue 19) is the compressed diff sent once plus one system prompt with
 memory per request, for the fewest requests that could hold the diff: the diff as this checkout
 renders the files it would review (3 lines of context), the system prompt as the first request
-carried it, both counted as the stub counts (``chars_per_token`` over the JSON). Printed per
-pull request: the floor, those fewest requests, tokens in over the floor, and how full the first
-request and the least full later one (the last aside) were; then the targets: at most 1.3 times
-the floor on every pull request, no request over the window at either count, later batches at
-least 90% full; and per pull request whether it met the first two (``<= 1.3``: met or missed).
-The synthetic pull request is ``bench/synthetic_pull.py``; the stub's count is
-``FreeTier.chars_per_token``. The inline reviews' three runs are made at the first count only.
+carried it, both counted as the stub counts (o200k, or ``chars_per_token`` over the JSON).
+Printed per pull request: the floor, those fewest requests, tokens in over the floor, and how
+full the first request and the least full later one (the last aside) were; then the targets: at
+most 1.3 times the floor on every pull request, no request over the window, none refused as too
+large (413), later batches at least 90% full; and per pull request whether it met the first two
+(``<= 1.3``: met or missed). The synthetic pull request is ``bench/synthetic_pull.py``; the
+stub's count is ``FreeTier.encoding`` or ``FreeTier.chars_per_token``. The inline reviews' three
+runs are made at the first count only. The model is gpt-4.1-mini, which the engine counts
+exactly (o200k); a stub that counts characters of the JSON counts what the engine does not know.
 
 Each pull request of the click corpus (``tests/fakes/click_corpus.py``: the bundle
 ``../shared/corpus/click-prs.bundle``) is reviewed by the whole action in a child process
