@@ -10,11 +10,9 @@ a run that counts nothing pays nothing. Every other model keeps the estimate (``
 from __future__ import annotations
 
 import binascii
-import gzip
 import re
 import threading
 from dataclasses import dataclass
-from importlib import resources
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -69,6 +67,10 @@ def encoding_for(provider: str, model: str) -> str | None:
 
 def rank_file(name: str) -> bytes:
     """The encoding's rank file as tiktoken publishes it (one ``base64 rank`` line a token)."""
+    # Imported here: every run imports this module (through the profile), few count exactly.
+    import gzip  # noqa: PLC0415
+    from importlib import resources  # noqa: PLC0415
+
     data = resources.files("memory_action.model").joinpath(f"encodings/{name}.tiktoken.gz")
     return gzip.decompress(data.read_bytes())
 
