@@ -3,8 +3,9 @@
 The encodings' rank files ship inside the package (``encodings/*.tiktoken.gz``, the files
 ``tiktoken`` would otherwise download on first use, which a runner without internet egress
 cannot do; their SHA-256 is the one ``tiktoken`` checks, and a test checks it too). ``tiktoken``
-does the counting; an encoding is loaded on its first count (about 0.3 s), never at import, so
-a run that counts nothing pays nothing. Every other model keeps the estimate (``tokens``).
+does the counting; an encoding is loaded on its first count (seconds on a busy 2-core machine:
+``bench/tokenizers.py``), never at import, so a run that counts nothing pays nothing. Every
+other model keeps the estimate (``tokens``).
 """
 
 from __future__ import annotations
@@ -132,7 +133,7 @@ _SHARED_LOCK = threading.Lock()
 
 
 def shared(encoding: str) -> Tokenizer:
-    """The process's one tokenizer of ``encoding`` (an encoding's ranks take ~100 MB loaded)."""
+    """The process's one tokenizer of ``encoding`` (o200k takes about 80 MB loaded)."""
     with _SHARED_LOCK:
         if encoding not in _SHARED:
             _SHARED[encoding] = Tokenizer(encoding=encoding)
