@@ -25,6 +25,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal, TextIO
 
+from memory_action.evaluation.replay_events import (
+    BadEventsError,
+    ReviewEvent,
+    lines_of,
+    read_events,
+)
 from memory_action.github.pull_request import ChangedFile
 from memory_action.github.reviews import CommentFeedback
 from memory_action.github.reviews import Reaction as GitHubReaction
@@ -34,12 +40,6 @@ from memory_action.review import dismissals
 from memory_action.review.findings import Finding
 from memory_action.review.ledger import recorded, unposted, with_states
 from memory_action.review.review_feedback import read_feedback
-from memory_action.evaluation.replay_events import (
-    BadEventsError,
-    ReviewEvent,
-    lines_of,
-    read_events,
-)
 
 EXIT_DONE, EXIT_BAD_INPUT = 0, 2
 _NO_BOT = ""  # every reply in the file is a person's
@@ -109,7 +109,8 @@ def _verdict(number: int, event: ReviewEvent, repo: _Repository) -> Verdict:
     raised_again = next((s for d, s in repo.dismissed if d is earlier), None)
     ledger = recorded(ledger, [(finding, number)], files, ledger.head)
     comment = _feedback(number, event)
-    writers = frozenset(p.login for p in [*event.reactions, *event.replies] if p.writer)
+    writers = {r.login for r in event.reactions if r.writer}
+    writers |= {r.login for r in event.replies if r.writer}
     read = read_feedback(ledger, [comment], writer=writers.__contains__, bot=_NO_BOT)
     repo.ledgers[event.pull_request] = with_states(ledger, read.states)
     source = Source(line=number, pull_request=event.pull_request, by_writer=bool(read.lessons))

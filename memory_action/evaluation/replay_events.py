@@ -84,9 +84,7 @@ class ReviewEvent(BaseModel):
         if line is not None and code is not None:
             room = line - len(lines_of(code))
             if (count := len(lines_of(context))) > room:
-                raise ValueError(
-                    f"{count} lines of context and the code cannot end at line {line}"
-                )
+                raise ValueError(f"{count} lines of context and the code cannot end at line {line}")
         return context
 
     @property

@@ -58,10 +58,7 @@ def table(title: str, metrics: Sequence[Metric], arms: Sequence[str], notes: Seq
         ]
         for m in metrics
     ]
-    widths = [
-        max(max(len(r[i]) for r in rows), _longest_word(head[i])) if rows else len(head[i])
-        for i in range(len(head))
-    ]
+    widths = [max([_longest_word(head[i]), *(len(r[i]) for r in rows)]) for i in range(len(head))]
     widths[0] = max(_longest_word(head[0]), WIDTH - sum(widths[1:]) - _GAP * (len(head) - 1))
     lines = [title, ""]
     lines += _wrapped(head, widths)

@@ -44,9 +44,7 @@ def test_the_fixture_tier_meets_every_target_and_prints_its_baselines(
     ), controls
     # learning every reply: a non-writer's dismissal holds the finding back every time
     others = row(table, "a non-writer's dismissal")
-    assert re.search(
-        r"0%\s+0% \(0/6\)\s+—\s+100% \(6/6\)\s+0% \(0/6\)\s+met$", others
-    ), others
+    assert re.search(r"0%\s+0% \(0/6\)\s+—\s+100% \(6/6\)\s+0% \(0/6\)\s+met$", others), others
     assert "GitHub contract: 0 violations." in table
     assert "MISSED" not in table
     assert max(len(line) for line in table.splitlines()) <= 100, table
