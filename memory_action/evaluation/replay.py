@@ -52,7 +52,7 @@ class Source:
 
     line: int
     pull_request: int
-    by_writer: bool
+    how: str  # "by a writer", "by someone who cannot write", "resolved with no change"
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -113,12 +113,19 @@ def _verdict(number: int, event: ReviewEvent, repo: _Repository) -> Verdict:
     writers |= {r.login for r in event.replies if r.writer}
     read = read_feedback(ledger, [comment], writer=writers.__contains__, bot=_NO_BOT)
     repo.ledgers[event.pull_request] = with_states(ledger, read.states)
-    source = Source(line=number, pull_request=event.pull_request, by_writer=bool(read.lessons))
+    # What anyone dismissed, read as if everyone could write: the product's own reading.
+    by_anyone = read_feedback(ledger, [comment], writer=lambda _login: True, bot=_NO_BOT)
+    how = (
+        "by a writer"
+        if read.lessons
+        else "by someone who cannot write"
+        if by_anyone.lessons
+        else "resolved with no change"
+    )
+    source = Source(line=number, pull_request=event.pull_request, how=how)
     for lesson in read.lessons:
         repo.memory.append((event.pull_request, lesson))
         repo.sources[lesson.strip()] = source
-    # What anyone dismissed, read as if everyone could write: the product's own reading.
-    by_anyone = read_feedback(ledger, [comment], writer=lambda _login: True, bot=_NO_BOT)
     if by_anyone.lessons or (event.resolved and not event.changed_after):
         repo.dismissed.append((dismissals.Dismissal(line="", signature=signature), source))
     return Verdict(
@@ -190,12 +197,13 @@ def describe(verdict: Verdict) -> str:
         notes.append("a writer dismissed it: learned")
     elif verdict.dismissed_by_others:
         notes.append("dismissed by people who cannot write: not learned")
+    elif verdict.event.resolved and not verdict.event.changed_after:
+        notes.append("resolved with no change: not learned")
     return head + (f"; {'; '.join(notes)}" if notes else "")
 
 
 def _from(source: Source) -> str:
-    who = "a writer" if source.by_writer else "not a writer"
-    return f"dismissed on #{source.pull_request}, line {source.line}, by {who}"
+    return f"dismissed on #{source.pull_request}, line {source.line}, {source.how}"
 
 
 def totals(verdicts: Sequence[Verdict]) -> str:

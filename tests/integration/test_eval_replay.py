@@ -37,7 +37,7 @@ def test_the_example_history_is_replayed_by_the_products_rules(
         "dismissed by people who cannot write: not learned",
         # a non-writer's "intended" counts for nothing, so the finding comes back
         "line 5: octo/app#3 src/app/fetch.py:52 'Retry loop has no upper bound': posted; "
-        "RAISED AGAIN after a dismissal (dismissed on #2, line 4, by not a writer)",
+        "RAISED AGAIN after a dismissal (dismissed on #2, line 4, by someone who cannot write)",
         "line 6: octo/app#3 src/app/report.py:5 'Magic number in the report width': posted; "
         "a writer dismissed it: learned",
         "line 7: octo/app#4 src/app/report.py:9 'Magic number in the report width': held back "
@@ -46,8 +46,13 @@ def test_the_example_history_is_replayed_by_the_products_rules(
         "line 8: octo/lib#1 src/app/fetch.py:12 'Broad except hides failures': posted",
         "line 9: octo/lib#1 src/app/fetch.py:12 'Broad except hides failures': already posted "
         "on this pull request (the ledger)",
-        "9 events: 6 posted, 2 held back, 1 already posted on their pull request; "
-        "raised again after a dismissal: 1",
+        # a thread resolved with the code unchanged dismisses it there, and teaches nothing
+        "line 10: octo/lib#1 src/lib/parse.py:21 'Unchecked None from find': posted; "
+        "resolved with no change: not learned",
+        "line 11: octo/lib#2 src/lib/parse.py:30 'Unchecked None from find': posted; "
+        "RAISED AGAIN after a dismissal (dismissed on #1, line 10, resolved with no change)",
+        "11 events: 8 posted, 2 held back, 1 already posted on their pull request; "
+        "raised again after a dismissal: 2",
     ]
 
 
