@@ -66,7 +66,7 @@ class Verdict:
     dismissed_by_others: bool = False  # dismissed by people who could not write: not learned
 
 
-@dataclass
+@dataclass(kw_only=True)
 class _Repository:
     """What one repository's replay has learned so far."""
 

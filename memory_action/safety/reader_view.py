@@ -81,7 +81,7 @@ class _Run:
     literal: bool
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class ReaderView:
     """``text``: what a reader sees; ``source_span`` places a part of it in the source."""
 
@@ -192,7 +192,7 @@ class _Builder:
 
     def view(self) -> ReaderView:
         runs = tuple(self.runs)
-        return ReaderView("".join(self.parts), runs, tuple(run.at for run in runs))
+        return ReaderView(text="".join(self.parts), runs=runs, ats=tuple(run.at for run in runs))
 
     def separator(self, at: int) -> None:
         if self.parts and self.parts[-1] != "\n":
