@@ -37,7 +37,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 SKIPPED = (".venv", ".git", "__pycache__", ".mypy_cache", ".ruff_cache", ".pytest_cache")
 TIMEOUT_S = 1_200  # of one guard's test run
-_FAILED = re.compile(r"^(?:FAILED|ERROR) (\S+::\S+)", re.MULTILINE)
+_FAILED = re.compile(r"^(?:FAILED|ERROR) (\S+::.*?)(?: - .*)?$", re.MULTILINE)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -52,14 +52,18 @@ class Guard:
 
 
 # GUARDS_START (the list; keep each edit the smallest that removes the guard and nothing else)
-I = "tests/integration/"
+INTEGRATION = "tests/integration/"
 U = "tests/unit/"
-GATE = (f"{I}test_guards_alone.py", f"{I}test_outgoing_gate.py")
-TRUST = (f"{I}test_trust.py", f"{I}test_trust_lookup_failures.py", f"{U}test_context.py")
-TOOLS = (f"{U}memory/test_memory_tools.py", f"{I}test_memory_safety.py")
-PROPOSALS = (f"{U}memory/test_memory_proposals.py", f"{I}test_memory_promotion.py")
-LOCAL = (f"{U}local/test_repository.py", f"{I}test_local_memory_repositories.py")
-PROMPT = (f"{U}review/test_consolidation.py", f"{I}test_review_engine.py")
+GATE = (f"{INTEGRATION}test_guards_alone.py", f"{INTEGRATION}test_outgoing_gate.py")
+TRUST = (
+    f"{INTEGRATION}test_trust.py",
+    f"{INTEGRATION}test_trust_lookup_failures.py",
+    f"{U}test_context.py",
+)
+TOOLS = (f"{U}memory/test_memory_tools.py", f"{INTEGRATION}test_memory_safety.py")
+PROPOSALS = (f"{U}memory/test_memory_proposals.py", f"{INTEGRATION}test_memory_promotion.py")
+LOCAL = (f"{U}local/test_repository.py", f"{INTEGRATION}test_local_memory_repositories.py")
+PROMPT = (f"{U}review/test_consolidation.py", f"{INTEGRATION}test_review_engine.py")
 
 GUARDS: tuple[Guard, ...] = (
     # --- the outgoing gate's masked-value pass, one path at a time
@@ -91,6 +95,15 @@ GUARDS: tuple[Guard, ...] = (
         tests=GATE,
     ),
     Guard(
+        name="job summary: the file's mask",
+        file="memory_action/gha.py",
+        function="Workflow.append_summary",
+        old='handle.write(self._mask(markdown.text).rstrip("\\n") + "\\n")',
+        new='handle.write(markdown.text.rstrip("\\n") + "\\n")',
+        protects="a masked value in the job summary, when the gate before it misses one",
+        tests=GATE,
+    ),
+    Guard(
         name="gate: command reply",
         file="memory_action/commands/route.py",
         function="_answer",
@@ -115,7 +128,7 @@ GUARDS: tuple[Guard, ...] = (
         old="body = gate(_review_body(prepared, loose), plan.masked)",
         new="body = gate(_review_body(prepared, loose), ())",
         protects="a masked value in the inline review's body",
-        tests=(*GATE, f"{I}test_inline_review.py"),
+        tests=(*GATE, f"{INTEGRATION}test_inline_review.py"),
     ),
     Guard(
         name="gate: inline comments",
@@ -124,7 +137,7 @@ GUARDS: tuple[Guard, ...] = (
         old="body=gate(comment_body(finding), masked),",
         new="body=gate(comment_body(finding), ()),",
         protects="a masked value in an inline comment on a line",
-        tests=(*GATE, f"{I}test_inline_review.py", f"{U}review/test_anchors.py"),
+        tests=(*GATE, f"{INTEGRATION}test_inline_review.py", f"{U}review/test_anchors.py"),
     ),
     # --- trust decisions
     Guard(
@@ -189,7 +202,7 @@ GUARDS: tuple[Guard, ...] = (
         old="if commands.for_memory and not commenter_may_write(context, github):",
         new="if False:",
         protects="only people with write access change or read memory by a comment command",
-        tests=(f"{I}test_comment_commands.py",),
+        tests=(f"{INTEGRATION}test_comment_commands.py",),
     ),
     # --- the memory tools: path confinement, symlinks, secrets
     Guard(
@@ -215,7 +228,10 @@ GUARDS: tuple[Guard, ...] = (
         name="memory tools: symlink re-check after mkdir",
         file="memory_action/memory/tools.py",
         function="MemoryEditor._replace",
-        old="        self._check_no_symlink()  # mkdir(exist_ok=True) would have accepted a linked folder\n",
+        old=(
+            "        self._check_no_symlink()"
+            "  # mkdir(exist_ok=True) would have accepted a linked folder\n"
+        ),
         new="",
         protects="a folder swapped for a link between the read and the write is never followed",
         tests=TOOLS,
@@ -265,7 +281,11 @@ GUARDS: tuple[Guard, ...] = (
         old="    if not fork_ref or not prefix:\n        return None\n",
         new="    return None\n",
         protects="committed memory is not read from a cache scope a fork's workflow can write",
-        tests=(f"{U}test_layers.py", f"{I}test_trust.py", f"{I}test_memory_safety.py"),
+        tests=(
+            f"{U}test_layers.py",
+            f"{INTEGRATION}test_trust.py",
+            f"{INTEGRATION}test_memory_safety.py",
+        ),
     ),
     # --- the stores
     Guard(
@@ -275,7 +295,7 @@ GUARDS: tuple[Guard, ...] = (
         old="if current_key != self._seen.get(path):",
         new="if False:",
         protects="a save never overwrites an entry another run saved since this run read",
-        tests=(f"{I}test_git_store.py", f"{I}test_git_store_runs.py"),
+        tests=(f"{INTEGRATION}test_git_store.py", f"{INTEGRATION}test_git_store_runs.py"),
     ),
     Guard(
         name="local store: the repository's own key (restore)",
@@ -357,7 +377,11 @@ GUARDS: tuple[Guard, ...] = (
         old='fence(bounded(context.comment_body.strip(), chars, "comment"), char="~")',
         new='fence(context.comment_body.strip(), char="~")',
         protects="a comment (anyone may post 65,536 characters) takes a bounded share",
-        tests=(f"{U}review/test_consolidation.py", f"{I}test_comment_commands.py", f"{I}test_trust.py"),
+        tests=(
+            f"{U}review/test_consolidation.py",
+            f"{INTEGRATION}test_comment_commands.py",
+            f"{INTEGRATION}test_trust.py",
+        ),
     ),
     Guard(
         name="prompt: the notes' cut",
@@ -426,7 +450,8 @@ def _function_lines(tree: ast.Module, dotted: str) -> tuple[int, int] | None:
         if node is None:
             return None
         body = node.body
-    assert node is not None
+    if node is None:
+        return None
     return node.lineno, node.end_lineno or node.lineno
 
 
@@ -435,9 +460,10 @@ def _enclosing(tree: ast.Module, line: int) -> str:
 
     def walk(body: Sequence[ast.stmt], prefix: str) -> str:
         for node in body:
-            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
-                if node.lineno <= line <= (node.end_lineno or node.lineno):
-                    return walk(node.body, f"{prefix}{node.name}.") or f"{prefix}{node.name}"
+            if not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+                continue
+            if node.lineno <= line <= (node.end_lineno or node.lineno):
+                return walk(node.body, f"{prefix}{node.name}.") or f"{prefix}{node.name}"
         return ""
 
     return walk(tree.body, "")
@@ -517,7 +543,9 @@ def try_guard(copy: Path, guard: Guard) -> Outcome:
     try:
         changed = removed(guard, original)
     except (ValueError, SyntaxError) as exc:
-        return Outcome(guard=guard.name, caught_by=f"EDIT DOES NOT APPLY: {exc}", ok=False, seconds=0)
+        return Outcome(
+            guard=guard.name, caught_by=f"EDIT DOES NOT APPLY: {exc}", ok=False, seconds=0
+        )
     path.write_text(changed, encoding="utf-8")
     _forget_bytecode(path)
     try:
@@ -527,7 +555,9 @@ def try_guard(copy: Path, guard: Guard) -> Outcome:
         _forget_bytecode(path)
     failed = _FAILED.search(output)
     if code == 0:
-        return Outcome(guard=guard.name, caught_by="SURVIVED: no test failed", ok=False, seconds=seconds)
+        return Outcome(
+            guard=guard.name, caught_by="SURVIVED: no test failed", ok=False, seconds=seconds
+        )
     if code == 1 and failed:
         return Outcome(guard=guard.name, caught_by=failed.group(1), ok=True, seconds=seconds)
     last = output.strip().splitlines()[-1:] or ["no output"]
@@ -582,7 +612,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(table(outcomes))
     bad = [o for o in outcomes if not o.ok]
     total = sum(o.seconds for o in outcomes)
-    print(f"\n{len(outcomes) - len(bad)} of {len(outcomes)} removals caught, {total:.0f} s of tests")
+    print(
+        f"\n{len(outcomes) - len(bad)} of {len(outcomes)} removals caught, {total:.0f} s of tests"
+    )
     return 1 if bad else 0
 
 
