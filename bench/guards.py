@@ -63,7 +63,11 @@ TRUST = (
 TOOLS = (f"{U}memory/test_memory_tools.py", f"{INTEGRATION}test_memory_safety.py")
 PROPOSALS = (f"{U}memory/test_memory_proposals.py", f"{INTEGRATION}test_memory_promotion.py")
 LOCAL = (f"{U}local/test_repository.py", f"{INTEGRATION}test_local_memory_repositories.py")
-PROMPT = (f"{U}review/test_consolidation.py", f"{INTEGRATION}test_review_engine.py")
+PROMPT = (
+    f"{INTEGRATION}test_prompt_cuts.py",
+    f"{U}review/test_consolidation.py",
+    f"{INTEGRATION}test_review_engine.py",
+)
 
 GUARDS: tuple[Guard, ...] = (
     # --- the outgoing gate's masked-value pass, one path at a time
@@ -378,6 +382,7 @@ GUARDS: tuple[Guard, ...] = (
         new='fence(context.comment_body.strip(), char="~")',
         protects="a comment (anyone may post 65,536 characters) takes a bounded share",
         tests=(
+            f"{INTEGRATION}test_prompt_cuts.py",
             f"{U}review/test_consolidation.py",
             f"{INTEGRATION}test_comment_commands.py",
             f"{INTEGRATION}test_trust.py",
