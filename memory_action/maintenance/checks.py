@@ -63,6 +63,11 @@ def prepare(
     duplicates = upkeep.near_duplicates(items, expired=deadline.expired)
     if not duplicates.complete:
         unchecked.append("every pair of items for near-duplicates")
+    if duplicates.capped:
+        log.info(
+            f"Maintenance: {duplicates.capped} item(s) have more look-alikes than are compared; "
+            "only the most alike of each were checked for near-duplicates."
+        )
     findings = upkeep.Findings(
         stale=stale,
         duplicates=duplicates.pairs,

@@ -32,6 +32,8 @@ FEW_WORDS = 4  # items with fewer words are also looked up by each word
 COMMON = 50  # a run of words in more items than this pairs items up only as a last resort
 ALWAYS_LOOKED_UP = 2  # runs looked up even when common, the rarest first
 SHARED_WORDS = 1 / 3
+LOOKED_AT = 200  # others an item is compared with by words at most, rarest runs first
+MOST_ALIKE = 6  # of those, the ones sharing the most words become candidates
 CHECK_EVERY = 256  # items between looks at the deadline
 _EPSILON = 1e-9  # float slack, always on the side of one candidate too many
 _WORD = re.compile(r"\w+")
@@ -41,6 +43,7 @@ _WORD = re.compile(r"\w+")
 class Candidates:
     pairs: list[tuple[int, int]]  # (i, j), i < j, sorted
     complete: bool  # False: the deadline came first; later items were not looked up
+    capped: int = 0  # items with more look-alikes than LOOKED_AT or MOST_ALIKE: some not compared
 
 
 def candidate_pairs(
@@ -58,7 +61,7 @@ def candidate_pairs(
             index.setdefault(run, []).append(number)
     lengths = {run: [len(keys[n]) for n in listed] for run, listed in index.items()}
     pairs: set[tuple[int, int]] = set()
-    complete = True
+    complete, capped = True, 0
     for number, key in enumerate(keys):
         if number % CHECK_EVERY == 0 and number and expired():
             complete = False
@@ -67,17 +70,29 @@ def candidate_pairs(
         lowest = threshold * len(key) / (2 - threshold) - _EPSILON
         highest = len(key) * (2 - threshold) / threshold + _EPSILON
         own, seen = words[number], {number}
+        alike: list[tuple[int, int]] = []  # (-shared words, other)
+        cut = False
         for run in _looked_up(runs[number], frequency):
             listed = lengths[run]
             start, end = bisect.bisect_left(listed, lowest), bisect.bisect_right(listed, highest)
             for other in index[run][start:end]:
                 if other in seen:
                     continue
+                if len(seen) > LOOKED_AT:
+                    cut = True
+                    break
                 seen.add(other)
                 theirs = words[other]
-                if len(own & theirs) >= SHARED_WORDS * max(len(own), len(theirs)) - _EPSILON:
-                    pairs.add((min(number, other), max(number, other)))
-    return Candidates(pairs=sorted(pairs), complete=complete)
+                shared = len(own & theirs)
+                if shared >= SHARED_WORDS * max(len(own), len(theirs)) - _EPSILON:
+                    alike.append((-shared, other))
+        if len(alike) > MOST_ALIKE:
+            alike.sort()
+            del alike[MOST_ALIKE:]
+            cut = True
+        capped += cut
+        pairs.update((min(number, other), max(number, other)) for _, other in alike)
+    return Candidates(pairs=sorted(pairs), complete=complete, capped=capped)
 
 
 def _runs(key: str, words: list[str]) -> frozenset[str]:

@@ -10,7 +10,8 @@ import pytest
 
 from memory_action.memory import upkeep
 from memory_action.memory.citations import Item, parse_items
-from memory_action.memory.upkeep import SIMILAR, near_duplicates
+from memory_action.memory.similar import MOST_ALIKE, candidate_pairs
+from memory_action.memory.upkeep import SIMILAR, comparable, near_duplicates, never
 from tests.fakes.memory_items import BULLETS, lessons, memory_of, variant, variants
 
 
@@ -78,3 +79,21 @@ def test_a_search_out_of_time_says_it_is_not_complete() -> None:
     search = near_duplicates(items, expired=lambda: True)
     assert not search.complete
     assert near_duplicates(items).complete
+
+
+def test_items_with_hundreds_of_look_alikes_are_capped_and_say_so() -> None:
+    rng = random.Random(7)  # noqa: S311 - test data
+    vocabulary = [f"word{n}" for n in range(30)]
+    rules = [f"- {' '.join(rng.choices(vocabulary, k=10))}" for _ in range(3_000)]
+    twin = "- run test file merge cache save the one pair that must be found"
+    items = parse_items("\n".join([*rules, twin, twin.replace("found", "found!")]) + "\n")
+
+    search = near_duplicates(items)
+
+    assert search.capped > 0  # stopped early for some items, and says how many
+    assert search.complete
+    assert any(
+        d.first.text.startswith("- run test file merge cache save the") for d in search.pairs
+    )
+    compared = len(candidate_pairs([comparable(i.text) for i in items], 0.85, never).pairs)
+    assert compared <= len(items) * MOST_ALIKE
