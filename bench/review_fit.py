@@ -16,16 +16,16 @@ The synthetic pull request is ``bench/synthetic_pull.py``; the stub's count is
 ``FreeTier.chars_per_token``. The inline reviews' three runs are made at the first count only.
 
 Each pull request of the click corpus (``tests/fakes/click_corpus.py``: the bundle
-``../shared/corpus/click-prs.bundle``) is reviewed by the whole action in a child process
-(``python -m memory_action.cli run``, a ``pull_request`` event, ``INPUT_*``/``GITHUB_*`` as the
-runner sets them, memory on with a local store), against two servers on 127.0.0.1: the GitHub
-REST fake (``tests/fakes/github_http.py``) serving the pull request from ``git diff base...head``,
-and the GitHub Models stub (``tests/fakes/github_models_stub.py``): free-tier limits (8,000
-tokens in, 15 requests a minute, 150 a day; a fresh day for every review) and a diligent reviewer
-that asks for every changed file it has not seen. The stub's minute runs on a clock that also
-moves ``--model-seconds`` (default 4) per answer, as a real model's latency would. The checkout
-has an ``AGENTS.md`` of ``--agents-kb`` KiB (default 4; the start of click's own CONTRIBUTING.rst,
-real prose), which the action injects as read-only memory, as a repository's instructions are.
+``../shared/corpus/click-prs.bundle``) is reviewed by the whole action in a child process (``python
+-m memory_action.cli run``, a ``pull_request`` event, ``INPUT_*``/``GITHUB_*`` as the runner sets
+them, memory on with a local store), against two servers on 127.0.0.1: the GitHub REST fake
+(``memory_action.evaluation.github.http``) serving the pull request from ``git diff base...head``,
+and the GitHub Models stub (``tests/fakes/github_models_stub.py``): free-tier limits (8,000 tokens
+in, 15 requests a minute, 150 a day; a fresh day for every review) and a diligent reviewer that
+asks for every changed file it has not seen. The stub's minute runs on a clock that also moves
+``--model-seconds`` (default 4) per answer, as a real model's latency would. The checkout has an
+``AGENTS.md`` of ``--agents-kb`` KiB (default 4; the start of click's own CONTRIBUTING.rst, real
+prose), which the action injects as read-only memory, as a repository's instructions are.
 
 Engines: ``baseline`` is the code at BASELINE (before the token-budgeted engine), extracted with
 ``git archive``; ``current`` is this checkout. Printed per pull request and engine: files, diff
@@ -61,6 +61,7 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from bench.synthetic_pull import synthetic_pull  # noqa: E402
+from memory_action.evaluation.github.http import GitHubHttpServer  # noqa: E402
 from tests.fakes.click_corpus import (  # noqa: E402 - needs ROOT on sys.path
     ClickCorpus,
     CorpusPull,
@@ -68,7 +69,6 @@ from tests.fakes.click_corpus import (  # noqa: E402 - needs ROOT on sys.path
     load_corpus,
 )
 from tests.fakes.github_api import FakeGitHub  # noqa: E402
-from tests.fakes.github_http import GitHubHttpServer  # noqa: E402
 from tests.fakes.github_models_stub import (  # noqa: E402
     CHARS_PER_TOKEN,
     FreeTier,

@@ -39,13 +39,13 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
+from memory_action.evaluation.github.http import GitHubHttpServer  # noqa: E402
 from memory_action.lifecycle.layers import write_entry  # noqa: E402 - needs ROOT on sys.path
 from memory_action.memory.provenance import Provenance  # noqa: E402
 from memory_action.memory.state import EntryState  # noqa: E402
 from memory_action.store.local import LocalDirectoryStore  # noqa: E402
 from tests.fakes.git_repo import GitRepo, isolated_git_env  # noqa: E402
 from tests.fakes.github_api import FakeGitHub, FakePullRequest, changed_file  # noqa: E402
-from tests.fakes.github_http import GitHubHttpServer  # noqa: E402
 from tests.fakes.github_models_stub import FreeTier, GitHubModelsStub  # noqa: E402
 from tests.fakes.maintenance_checkout import maintain, seed_without_digest, write  # noqa: E402
 from tests.fakes.memory_items import PATHS, SYMBOLS, memory_of  # noqa: E402

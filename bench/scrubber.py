@@ -123,6 +123,21 @@ HOSTILE: dict[str, str] = {
     "escaped line breaks": "ab\\n",
     "shell defaults": "${DB_PASSWORD:-",
     "a word before a name": "the public key ",
+    "v1.0- and hex": "v1.0-0123456789abcdef-",
+    "scheme://user@ repeated": "https://abcdefgh1234@",
+    ".pgpass-like fields": "db:5432:app:ci:",
+    "?code= repeated": "/api/f?code=",
+    "&code= keys in one URL": "&code=Ab1Cd2Ef3Gh4Ij5Kl6Mn7",
+    "curl -b cookies": "curl -b 'session=Ab1;",
+    "a long Cookie: header": "Cookie: " + "a" * 5000 + "\n",
+    "appSettings add key": '<add key="Secret" value="',
+    # The masked layer's views: decoded octets and escapes, a dump's gaps, a value's pieces.
+    "percent-encoded octets": "%41%",
+    "\\u escapes": "\\u0041",
+    "spaced hex bytes": "ab cd ",
+    "hexdump lines": "00000000  6b 38 73 44  |k8sD|\n",
+    "a masked value's piece, repeated": "k8sDeployKey-7",
+    "list items": "- ab\n",
 }
 
 

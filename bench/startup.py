@@ -51,6 +51,7 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
+from memory_action.evaluation.local_server import LocalServer, send_json  # noqa: E402
 from tests.fakes.github_api import (  # noqa: E402 - needs ROOT on sys.path
     FETCH_PATCH,
     HEAD_SHA,
@@ -60,7 +61,6 @@ from tests.fakes.github_api import (  # noqa: E402 - needs ROOT on sys.path
     pulljson_reply,
     repositoryjson_reply,
 )
-from tests.fakes.local_server import LocalServer, send_json  # noqa: E402
 from tests.fakes.openai_stub import OpenAIStub, answer_reply, tool_call_reply  # noqa: E402
 from tests.fakes.runner import ACTION_DEFAULTS, child_env, pull_request_event  # noqa: E402
 

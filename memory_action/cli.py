@@ -4,6 +4,7 @@
     memory-agent review --local [--base REF] [--model …]   the current checkout's git diff
     memory-agent memory list|show|diff|blame [--store-dir DIR] [--agent-name NAME]
     memory-agent memory log|rollback REV|export|import FILE [--repo OWNER/NAME | --store-dir DIR]
+    memory-agent eval [--quick]   the learning loop measured on a generated repository
     memory-agent run        the action itself, from INPUT_* and GITHUB_* (what the image runs)
 
 Only ``argparse`` is imported up front, so ``--help`` answers at once.
@@ -23,6 +24,7 @@ if TYPE_CHECKING:
     from memory_action.agent.progress import ProgressHook
     from memory_action.gha import Workflow
 
+USAGE = 2  # what argparse exits with on bad usage
 INTERRUPTED = 130  # 128 + SIGINT, as shells report a command stopped with Ctrl-C
 
 
@@ -35,6 +37,18 @@ def build_parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     _add_review(commands)
     _add_memory(commands)
+    evaluation = commands.add_parser(
+        "eval",
+        help="measure the learning loop: episodes through the real action, against baselines",
+        description="Replay episodes of pull requests, reactions, replies and merges through "
+        "the real action, against a GitHub fake on 127.0.0.1, with a scripted reviewer that "
+        "obeys its memory; print each figure with its target and baselines. Exit 0 when every "
+        "target is met, 1 when any is missed. Needs the eval extra: pip install "
+        "'memory-agent[eval]'.",
+    )
+    evaluation.add_argument(
+        "--quick", action="store_true", help="a smaller set of episodes (distance 1 only)"
+    )
     commands.add_parser(
         "run",
         help="run the action from INPUT_* and GITHUB_* variables (what the container runs)",
@@ -168,6 +182,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         from memory_action.main import main as run_action  # noqa: PLC0415
 
         return run_action()
+    if args.command == "eval":
+        return _evaluate(args)
     from memory_action.agent.progress_line import ProgressLine, is_live_terminal  # noqa: PLC0415
     from memory_action.errors import RunEnding, exit_for  # noqa: PLC0415
     from memory_action.gha import Workflow  # noqa: PLC0415
@@ -205,6 +221,18 @@ def _command(args: argparse.Namespace, workflow: Workflow, progress: ProgressHoo
     from memory_action.local.memory_cli import memory_command  # noqa: PLC0415
 
     return memory_command(args, os.environ, sys.stdout, github_client)
+
+
+def _evaluate(args: argparse.Namespace) -> int:
+    try:
+        from memory_action.evaluation.command import evaluate  # noqa: PLC0415
+    except ImportError as exc:
+        sys.stderr.write(
+            f"memory-agent eval needs the eval extra ({exc.name} is missing): "
+            "pip install 'memory-agent[eval]'\n"
+        )
+        return USAGE
+    return evaluate(quick=args.quick, out=sys.stdout, err=sys.stderr)
 
 
 if __name__ == "__main__":

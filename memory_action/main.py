@@ -75,7 +75,9 @@ def _run_action(
     check_credentials(settings, env)  # after load_context: an unhandled event needs none
     from memory_action.github.client import pull_request_from_event  # noqa: PLC0415
 
-    github = github_client(settings.github_token.reveal(), context.api_url, context.repository)
+    github = github_client(
+        settings.github_token.reveal(), context.api_url, context.repository, warn=workflow.warning
+    )
     if context.pull_request is not None and context.event_name in PR_EVENTS:
         known = pull_request_from_event(event)  # one API read fewer (issue 18)
         if known is not None:
@@ -116,12 +118,19 @@ def _route(settings: Settings, context: RunContext, services: Services) -> RunRe
         return answered if answered is not None else pipeline.run(settings, context, services)
 
 
-def github_client(token: str, api_url: str, repository: str) -> GitHubClient:
+def github_client(
+    token: str,
+    api_url: str,
+    repository: str,
+    *,
+    warn: Callable[[str], None] = lambda _line: None,
+) -> GitHubClient:
     """The run's one GitHub client: every part of the run that talks to GitHub gets this one
-    (the action's run, and each ``memory-agent`` command that reads a repository)."""
+    (the action's run, and each ``memory-agent`` command that reads a repository); ``warn``
+    hears of a failed look-up that decides trust."""
     from memory_action.github.client import GitHubClient  # noqa: PLC0415 - PyGithub loads slowly
 
-    return GitHubClient(token, api_url, repository)
+    return GitHubClient(token, api_url, repository, warn=warn)
 
 
 def mask_secrets(settings: Settings, workflow: Workflow) -> None:
@@ -144,7 +153,12 @@ def build_services(
     from memory_action.store_wiring import actions_store  # noqa: PLC0415
 
     if github is None:
-        github = github_client(settings.github_token.reveal(), context.api_url, context.repository)
+        github = github_client(
+            settings.github_token.reveal(),
+            context.api_url,
+            context.repository,
+            warn=workflow.warning,
+        )
     choice = actions_store(settings, context, env, workflow, github)
     return pipeline.Services(
         workflow=workflow,

@@ -277,6 +277,7 @@ def run_agent(
         return outcome, Published(markdown=outcome.answer, ledger=None, notes=used)
     inline_review.add_lessons(the_plan, prepared.lessons)
     published = inline_review.publish(the_plan, prepared, outcome, reader)
+    outcome = dataclasses.replace(outcome, held_back=published.held_back)
     return outcome, dataclasses.replace(published, notes=(*published.notes, *used))
 
 

@@ -6,13 +6,13 @@ from collections.abc import Iterator
 
 import pytest
 
-from tests.fakes import github_contract
+from memory_action.evaluation.github import contract as github_contract
 
 
 @pytest.fixture(autouse=True)
 def github_contract_kept() -> Iterator[None]:
     """Fail the test when a GitHub fake saw a request, or gave an answer, that GitHub's published
-    OpenAPI description or GraphQL schema refuses (``tests/fakes/github_contract.py``)."""
+    OpenAPI description or GraphQL schema refuses (``memory_action.evaluation.github.contract``)."""
     github_contract.take()
     yield
     found = github_contract.take()

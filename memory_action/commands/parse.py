@@ -4,8 +4,11 @@
 ``@<agent_name> memory`` and ``@<agent_name> review``: each at the start of a line of a
 top-level paragraph, the agent's name in any case. Where that is comes from a CommonMark parser
 (markdown-it-py, as GitHub reads the comment): a line in a list item (or its lazy continuation),
-a quote, code, a heading, a table, or anywhere inside raw HTML (an HTML block, or the paragraphs
-between ``<details>`` and its ``</details>``) is no command. A mention in the middle of a sentence,
+a quote, code, a heading, a table, or anywhere inside raw HTML is no command. Whether a paragraph
+sits inside an HTML element comes from the rendered comment parsed as a browser parses it
+(justhtml, the WHATWG algorithm), never from tags counted by hand: ``<details>`` holds every
+paragraph up to its ``</details>``, a stray ``</span>`` closes nothing, and a ``<!--`` left open
+hides the rest. A mention in the middle of a sentence,
 or one followed by any other word, is no command either: the comment is read as before (a request
 to review).
 """
@@ -18,6 +21,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from functools import cache
 
+from justhtml import JustHTML, Node
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
 
@@ -43,26 +47,6 @@ _COMMAND = re.compile(
 # starts prose; characters of the private use area a comment cannot forge (they are taken out).
 _MARK_OPEN, _MARK_CLOSE = "\ue000", "\ue001"
 _LINE_MARK = re.compile(f"{_MARK_OPEN}([0-9]+){_MARK_CLOSE}")
-# HTML tags, to know whether a paragraph sits inside an element left open (``<details>``).
-_HTML_COMMENT = re.compile(r"<!--.*?-->", re.S)
-_HTML_TAG = re.compile(r"<(?P<close>/)?(?P<name>[A-Za-z][A-Za-z0-9-]*)[^<>]*?(?P<self>/)?>")
-_VOID_ELEMENTS = frozenset(
-    [
-        "area",
-        "base",
-        "br",
-        "col",
-        "embed",
-        "hr",
-        "img",
-        "input",
-        "link",
-        "meta",
-        "source",
-        "track",
-        "wbr",
-    ]
-)
 _BREAKS = ("softbreak", "hardbreak")
 
 
@@ -113,7 +97,7 @@ def command_lines(body: str) -> list[str]:
     marked = [line.replace(_MARK_OPEN, "\ufffd").replace(_MARK_CLOSE, "\ufffd") for line in lines]
     for number in candidates:
         marked[number] = marked[number].replace("@", f"{_MARK_OPEN}{number}{_MARK_CLOSE}", 1)
-    starts = _prose_line_starts(_parser().parse("\n".join(marked)))
+    starts = _prose_line_starts("\n".join(marked))
     return [lines[number] for number in candidates if number in starts]
 
 
@@ -122,25 +106,26 @@ def _parser() -> MarkdownIt:
     return MarkdownIt("commonmark").enable(["table", "strikethrough"])
 
 
-def _prose_line_starts(tokens: Sequence[Token]) -> set[int]:
-    """The marked lines that start, as plain text, a line of a paragraph at the top level (not
-    in a list item or quote) while no HTML element is open."""
+def _prose_line_starts(text: str) -> set[int]:
+    """The marked lines of ``text`` that start, as plain text, a line of a paragraph at the
+    top level, and that a reader sees there: outside every HTML element."""
+    starts = _paragraph_line_starts(_parser().parse(text))
+    return starts & _top_level_in_rendered(text) if starts else starts
+
+
+def _paragraph_line_starts(tokens: Sequence[Token]) -> set[int]:
+    """The marked lines that start, as plain text, a line of a top-level paragraph (not in a
+    list item or quote, not raw HTML) as CommonMark reads the Markdown."""
     starts: set[int] = set()
-    open_elements = 0
     top_paragraph = False
     for token in tokens:
-        if token.type == "html_block":
-            open_elements = _still_open(open_elements, token.content)
-        elif token.type == "paragraph_open":
+        if token.type == "paragraph_open":
             top_paragraph = token.level == 0
         elif token.type == "inline" and top_paragraph:
             for child, at_line_start in _with_line_starts(token.children or []):
-                if child.type == "html_inline":
-                    open_elements = _still_open(open_elements, child.content)
-                elif child.type == "text" and at_line_start and not open_elements:
-                    mark = _LINE_MARK.match(child.content)
-                    if mark is not None:
-                        starts.add(int(mark[1]))
+                mark = _LINE_MARK.match(child.content) if child.type == "text" else None
+                if mark is not None and at_line_start:
+                    starts.add(int(mark[1]))
     return starts
 
 
@@ -152,14 +137,30 @@ def _with_line_starts(children: Sequence[Token]) -> Iterator[tuple[Token, bool]]
         previous = child
 
 
-def _still_open(open_elements: int, html: str) -> int:
-    """How many HTML elements are open after ``html``, given ``open_elements`` before it."""
-    for tag in _HTML_TAG.finditer(_HTML_COMMENT.sub("", html)):
-        if tag["close"]:
-            open_elements = max(0, open_elements - 1)
-        elif not tag["self"] and tag["name"].casefold() not in _VOID_ELEMENTS:
-            open_elements += 1
-    return open_elements
+def _top_level_in_rendered(text: str) -> set[int]:
+    """The marked lines whose text a browser puts in a paragraph right under ``<body>``.
+
+    The comment is rendered as CommonMark does (its HTML blocks end exactly where the spec says)
+    and the HTML parsed as the WHATWG spec says, so an element left open (``<details>``, a
+    ``<!--`` never closed) holds what follows it, and a stray ``</span>`` closes nothing.
+    """
+    document = JustHTML(_parser().render(text), sanitize=False)
+    found: set[int] = set()
+    stack: list[Node] = [document.root]
+    while stack:
+        node = stack.pop()
+        if node.name == "#text":
+            parent = node.parent
+            if parent is not None and parent.name == "p" and _under_body(parent):
+                found.update(int(mark[1]) for mark in _LINE_MARK.finditer(str(node.data)))
+        else:
+            stack.extend(node.children or ())
+    return found
+
+
+def _under_body(node: Node) -> bool:
+    parent = node.parent
+    return parent is not None and parent.name == "body" and parent.namespace == "html"
 
 
 def _command(line: str, agent_name: str) -> Command | None:

@@ -90,8 +90,8 @@ class _Answer(BaseModel):
 
 
 class _Permission(_Answer):
-    permission: object = None  # shown in the reason whatever it is
-    role_name: object = None
+    permission: str  # GitHub always sends it: an answer without it is not an answer
+    role_name: str | None = None
 
 
 class _RunRepository(_Answer):
@@ -320,9 +320,25 @@ def _login(actor: _Actor | None) -> str | None:
 # --- permission ---------------------------------------------------------------------------------
 
 
-def ask_write_access(github: RepositoryApi, login: str) -> tuple[bool, str]:
+@dataclass(frozen=True, kw_only=True)
+class WriteAccess:
+    """What GitHub said of a person's repository permission, for a reason."""
+
+    allowed: bool  # admin, maintain or write
+    reason: str  # "permission write, role write", or why it is not allowed
+    problem: str = ""  # how the look-up failed ("" when GitHub answered); then never allowed
+
+
+def _untold(problem: str) -> WriteAccess:
+    return WriteAccess(
+        allowed=False, reason=f"whose permission GitHub did not tell ({problem})", problem=problem
+    )
+
+
+def ask_write_access(github: RepositoryApi, login: str) -> WriteAccess:
     """Whether ``login`` may write to the repository (admin, maintain or write), and how GitHub
-    answered, for a reason; False when GitHub does not say. No login is trusted without asking:
+    answered; not allowed when the look-up fails in any way (an HTTP error, a transport error,
+    an answer that is not JSON or not of GitHub's shape). No login is trusted without asking:
     ``github-actions[bot]`` is every workflow of the repository, not only this one."""
     path = f"/collaborators/{urllib.parse.quote(login, safe='')}/permission"
     repository = github.repository
@@ -330,15 +346,21 @@ def ask_write_access(github: RepositoryApi, login: str) -> tuple[bool, str]:
         with github.api(f"reading the permission of {login}"):
             _, data = repository.requester.requestJsonAndCheck("GET", repository.url + path)
     except GitHubError as exc:
-        return False, f"whose permission GitHub did not tell ({exc})"
+        return _untold(str(exc))
+    except Exception as exc:  # a trust look-up fails closed, whatever failed
+        return _untold(github.one_line(f"reading the permission of {login} failed: {exc!r}"))
     try:
         answer = _Permission.model_validate(data)
-    except ValidationError:
-        return False, "whose permission GitHub did not tell"
+    except ValidationError as exc:
+        error = first_error(exc)
+        where = location(error, "the answer")
+        return _untold(f"GitHub's answer is not a permission: {where}: {error['msg']}")
     permission, role = answer.permission, answer.role_name
     if permission in TRUSTED_ROLES or role in TRUSTED_ROLES:
-        return True, f"permission {permission}, role {role}"
-    return False, f"who has no write access (permission {permission}, role {role})"
+        return WriteAccess(allowed=True, reason=f"permission {permission}, role {role}")
+    return WriteAccess(
+        allowed=False, reason=f"who has no write access (permission {permission}, role {role})"
+    )
 
 
 # --- workflow runs ------------------------------------------------------------------------------

@@ -79,7 +79,9 @@ class GitHubClient:
         timeout_seconds: int = 30,
         bot_login: str | None = None,
         max_file_bytes: int = MAX_FILE_BYTES,
+        warn: Callable[[str], None] = lambda _line: None,
     ) -> None:
+        """``warn`` hears, in one line, of each look-up that decides trust and failed."""
         self._api = RepositoryApi(
             token,
             api_url,
@@ -89,6 +91,7 @@ class GitHubClient:
             after_write=self._forget_comments,
         )
         self._bot_login = bot_login
+        self._warn = warn
         self.max_file_bytes = max_file_bytes
         self._write_access: dict[str, tuple[bool, str]] = {}  # login → answer, once per run
         self._runs: dict[int, WorkflowRun] = {}
@@ -226,7 +229,13 @@ class GitHubClient:
         """Whether ``login`` may write to the repository (admin, maintain or write) and how
         GitHub answered; False when it does not say. Asked once per person per client."""
         if login not in self._write_access:
-            self._write_access[login] = after_merge.ask_write_access(self._api, login)
+            access = after_merge.ask_write_access(self._api, login)
+            if access.problem:
+                self._warn(
+                    f"{login} is treated as without write access: GitHub did not tell their "
+                    f"repository permission ({access.problem})."
+                )
+            self._write_access[login] = access.allowed, access.reason
         return self._write_access[login]
 
     def has_write_access(self, login: str) -> bool:

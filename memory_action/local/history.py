@@ -29,6 +29,7 @@ from memory_action.memory.state import (
     write_memory,
 )
 from memory_action.run.scope import new_nonce, save_suffix
+from memory_action.safety.outgoing import Form, gate
 from memory_action.safety.scrub import describe, find_secrets
 from memory_action.store.base import SaveResult
 from memory_action.store.git import GitMemoryStore, folder_of
@@ -156,15 +157,28 @@ def rollback(
 
 
 def export(history: History, prefix: str, target: Path, out: TextIO) -> int:
+    """Write the newest entry's memory and provenance through the outgoing gate: an entry saved
+    before a detector knew a secret's shape (or planted on the branch) is exported redacted."""
     _, files = history.current(prefix)
     if MEMORY_FILE not in files:
         raise InputError(f"No committed memory under {prefix} in {history.name} to export.")
+    text = files[MEMORY_FILE]
+    findings = find_secrets(text)
     target.parent.mkdir(parents=True, exist_ok=True)
-    target.write_text(files[MEMORY_FILE], encoding="utf-8")
+    target.write_text(gate(text, form=Form.TEXT).text, encoding="utf-8")
     sidecar = target.with_name(target.stem + SIDECAR_SUFFIX)
-    sidecar.write_text(files.get(PROVENANCE_FILE, "{}\n"), encoding="utf-8")
-    print(f"Wrote {target} and {sidecar}.", file=out)
+    sidecar.write_text(_gated_provenance(files.get(PROVENANCE_FILE, "")), encoding="utf-8")
+    redacted = f" ({describe(findings)} redacted)" if findings else ""
+    print(f"Wrote {target} and {sidecar}{redacted}.", file=out)
     return 0
+
+
+def _gated_provenance(text: str) -> str:
+    """The provenance as a JSON document through the gate; ``{}`` for none or one not JSON."""
+    try:
+        return gate(text, form=Form.JSON).text
+    except ValueError:
+        return "{}\n"
 
 
 def import_file(

@@ -24,7 +24,7 @@ from langchain_core.messages import AIMessage, SystemMessage
 
 from memory_action.memory.render import render_memory_block
 from memory_action.memory.sources import MemoryFiles, MemorySource, load_sources
-from memory_action.memory.tools import make_memory_tools
+from memory_action.memory.tools import Checkpoint, MemoryEditor, memory_tools
 from memory_action.safety.scrub import RefusalLog, redact
 
 _Result = ModelResponse[Any] | AIMessage | ExtendedModelResponse[Any]
@@ -38,7 +38,8 @@ class MemoryMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
         self.files = files
         # Edits refused for holding a secret (kinds and times only), for the job summary.
         self.refusals = RefusalLog() if refusals is None else refusals
-        self.tools = make_memory_tools(files, on_edit=self._mark_dirty, refusals=self.refusals)
+        self._editor = MemoryEditor(files, self._mark_dirty, self.refusals)
+        self.tools = memory_tools(self._editor)
         self._dirty = False
         self._sources = load_sources(files)
         self._block = self._render()
@@ -48,6 +49,14 @@ class MemoryMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
         """The memory as last loaded (re-read first if it was edited since)."""
         self._refresh()
         return list(self._sources)
+
+    def checkpoint(self) -> Checkpoint:
+        """Memory as it is now: a conversation whose answer is not used is rolled back to it."""
+        return self._editor.checkpoint()
+
+    def roll_back(self, to: Checkpoint) -> bool:
+        """Undo every edit since ``to``; whether there was one to undo."""
+        return self._editor.roll_back(to)
 
     def memory_block(self) -> str:
         """The block the next model call will see."""

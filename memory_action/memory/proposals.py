@@ -62,6 +62,7 @@ from pydantic import (
 from memory_action.errors import MemoryActionException
 from memory_action.memory.markers import AGENT_NAME
 from memory_action.memory.trust import Trust
+from memory_action.safety import untrusted_json
 from memory_action.safety.untrusted_json import first_error, location
 from memory_action.safety.untrusted_markdown import code_span, safe_markdown
 
@@ -423,7 +424,7 @@ def _read_document(text: str) -> object:
     raw = inflater.decompress(data, MAX_PAYLOAD_BYTES)
     if inflater.unconsumed_tail or not inflater.eof or inflater.unused_data:
         raise InvalidProposalError("the payload is too large, cut or followed by data")
-    document = json.loads(
+    document = untrusted_json.loads(
         raw.decode("utf-8"),
         object_pairs_hook=_no_duplicates,
         parse_constant=_no_constant,

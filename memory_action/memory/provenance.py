@@ -24,6 +24,7 @@ from typing import Protocol, TypeGuard
 from pydantic import BaseModel, ConfigDict, StrictInt, StrictStr, ValidationError
 
 from memory_action.memory.sources import normalise_text
+from memory_action.safety import untrusted_json
 from memory_action.safety.outgoing import Form, SafeText, gate
 
 FILENAME = "provenance.json"
@@ -173,8 +174,8 @@ class Provenance:
         if len(text.encode("utf-8", "replace")) > MAX_FILE_BYTES:
             return cls(records={})
         try:
-            data = json.loads(text)
-        except (ValueError, RecursionError):
+            data = untrusted_json.loads(text)
+        except ValueError:
             return cls(records={})
         return cls(records=_records_of(data))
 
@@ -353,9 +354,9 @@ def _read_json(path: Path) -> object:
             data = handle.read(MAX_FILE_BYTES + 1)
         if len(data) > MAX_FILE_BYTES:
             return None
-        return json.loads(data.decode("utf-8"))
-    except (OSError, ValueError, RecursionError):
-        # ValueError covers bad UTF-8 and bad JSON; RecursionError deeply nested arrays.
+        return untrusted_json.loads(data.decode("utf-8"))
+    except (OSError, ValueError):
+        # ValueError covers bad UTF-8, bad JSON and JSON nested too deep.
         return None
 
 

@@ -9,7 +9,7 @@ then starts without one; nothing else of the entry is lost).
 
 from __future__ import annotations
 
-from typing import Literal, get_args
+from typing import Annotated, Literal, get_args
 
 import pydantic
 
@@ -18,7 +18,11 @@ LEDGER_STATES: tuple[LedgerState, ...] = get_args(LedgerState)
 MAX_ENTRIES = 1_000  # findings of one pull request: far more than any review posts
 MAX_TITLE = 300
 MAX_PATH = 1_024
+MAX_SYMBOL = 100  # characters of a name in the code
+MAX_SHAPE = 8  # names of the code a finding points at, kept to recognise it later
 _HEX = r"^[0-9a-f]+$"
+_NAME = r"^[A-Za-z_$][\w$]*$"
+Name = Annotated[str, pydantic.Field(pattern=_NAME, max_length=MAX_SYMBOL)]
 
 
 class LedgerEntry(pydantic.BaseModel, frozen=True, extra="forbid"):
@@ -30,6 +34,10 @@ class LedgerEntry(pydantic.BaseModel, frozen=True, extra="forbid"):
     # The digest of the lines it points at and how many they are ("" / 0: not in the diff).
     code: str = pydantic.Field(default="", pattern=r"^[0-9a-f]*$", max_length=64)
     lines: int = pydantic.Field(default=0, ge=0, le=10_000)
+    # The definition it is in and the names on its lines ("" / (): none seen), for the
+    # signature a dismissal's memory line carries (``review.dismissals``).
+    symbol: Name | Literal[""] = ""
+    shape: tuple[Name, ...] = pydantic.Field(default=(), max_length=MAX_SHAPE)
     comment_id: int | None = pydantic.Field(default=None, ge=1)
     state: LedgerState = "open"
     proposed: bool = False  # its feedback already became a memory proposal

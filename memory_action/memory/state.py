@@ -23,6 +23,7 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StrictStr, Va
 from memory_action.errors import MemoryFileError
 from memory_action.memory.review_ledger import ReviewLedger, parse_ledger
 from memory_action.memory.sources import normalise_text
+from memory_action.safety import untrusted_json
 from memory_action.safety.outgoing import Form, SafeText, gate
 from memory_action.safety.trees import remove_tree
 
@@ -85,9 +86,9 @@ def load_state(folder: Path) -> EntryState | None:
     try:
         if path.is_symlink() or not path.is_file() or path.stat().st_size > MAX_STATE_BYTES:
             return None
-        document = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError, RecursionError):
-        return None  # RecursionError: arrays or objects nested deeper than the parser goes
+        document = untrusted_json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):  # ValueError: bad UTF-8, not JSON, or nested too deep
+        return None
     return _parse_state(document)
 
 

@@ -15,6 +15,7 @@ import stat
 import tempfile
 import threading
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 from langchain_core.tools import BaseTool, StructuredTool
@@ -66,8 +67,14 @@ def make_memory_tools(
     resulting text holds a secret (see ``scrub.find_secrets``, with ``files.masked``) is refused
     and recorded in ``refusals``.
     """
-    editor = _MemoryEditor(files, on_edit, RefusalLog() if refusals is None else refusals)
-    shown = files.writable.as_posix()
+    return memory_tools(
+        MemoryEditor(files, on_edit, RefusalLog() if refusals is None else refusals)
+    )
+
+
+def memory_tools(editor: MemoryEditor) -> list[BaseTool]:
+    """``edit_file`` and ``write_file`` that change memory through ``editor``."""
+    shown = editor.shown
 
     def edit_file(
         file_path: str, old_string: str, new_string: str, replace_all: bool = False
@@ -112,8 +119,16 @@ def _guarded(action: Callable[[], str], shown: str) -> str:
         return f"Error: could not change {shown} ({exc.strerror or exc}); nothing was written."
 
 
-class _MemoryEditor:
-    """Reads and writes the writable memory file, one call at a time."""
+@dataclass(frozen=True, kw_only=True)
+class Checkpoint:
+    """The writable memory file's text at one moment (None: it did not exist)."""
+
+    text: str | None
+
+
+class MemoryEditor:
+    """Reads and writes the writable memory file, one call at a time; a checkpoint taken
+    before a conversation lets its edits be undone when its answer is not used."""
 
     def __init__(
         self, files: MemoryFiles, on_edit: Callable[[], None] | None, refusals: RefusalLog
@@ -121,7 +136,7 @@ class _MemoryEditor:
         self._files = files
         self._on_edit = on_edit
         self._refusals = refusals
-        self._shown = files.writable.as_posix()
+        self._shown = self.shown = files.writable.as_posix()
         self._path = files.host_path(files.writable)
         # ToolNode runs parallel tool calls in threads: keep read-modify-write atomic.
         self._lock = threading.Lock()
@@ -206,6 +221,33 @@ class _MemoryEditor:
     def _write(self, before: str | None, after: str, *, tool: str) -> None:
         self._check_secrets(before, after, tool)
         self._check_budget(before, after)
+        self._replace(after)
+        if self._on_edit is not None:
+            self._on_edit()
+
+    def checkpoint(self) -> Checkpoint:
+        """The file as it is now, to roll back to."""
+        with self._lock:
+            return Checkpoint(text=self._read())
+
+    def roll_back(self, to: Checkpoint) -> bool:
+        """Put the file back as it was at ``to``; whether that changed it. What it held then
+        passed every check when it was written (or came from the store), so none runs again."""
+        with self._lock:
+            try:
+                if self._read() == to.text:
+                    return False
+                if to.text is None:
+                    self._path.unlink(missing_ok=True)
+                else:
+                    self._replace(to.text)
+            except (_Refused, OSError):  # a file made a link meanwhile: saving refuses it too
+                return False
+        if self._on_edit is not None:
+            self._on_edit()
+        return True
+
+    def _replace(self, after: str) -> None:
         folder = self._path.parent
         folder.mkdir(parents=True, exist_ok=True)
         self._check_no_symlink()  # mkdir(exist_ok=True) would have accepted a linked folder
@@ -218,8 +260,6 @@ class _MemoryEditor:
         except BaseException:
             Path(temporary).unlink(missing_ok=True)
             raise
-        if self._on_edit is not None:
-            self._on_edit()
 
     def _check_secrets(self, before: str | None, after: str, tool: str) -> None:
         findings = find_secrets(after, self._files.masked)

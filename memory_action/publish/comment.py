@@ -216,6 +216,10 @@ def figures_of(review: ReviewResult) -> report.ReviewFigures:
             (s.path, f"reviewed in part: {s.reason}" if s.path in review.reviewed else s.reason)
             for s in review.not_reviewed
         ),
+        held_back=tuple(
+            (held.finding.title, f"{held.finding.path}:{held.finding.line}", held.line)
+            for held in review.held_back
+        ),
     )
 
 

@@ -89,6 +89,8 @@ class ReviewFigures:
     files_reviewed: int
     files_skipped: int
     not_reviewed: Sequence[tuple[str, str]] = ()  # (path, why), also files reviewed in part
+    # Findings a dismissal in memory held back: (title, path:line, the memory line)
+    held_back: Sequence[tuple[str, str, str]] = ()
 
     def cost_line(self) -> str:
         return (
@@ -120,10 +122,31 @@ def not_reviewed_markdown(figures: ReviewFigures | None) -> str:
     )
 
 
+def held_back_markdown(figures: ReviewFigures | None) -> str:
+    """A collapsed list of the findings a dismissal in memory held back, each with its line."""
+    if figures is None or not figures.held_back:
+        return ""
+    rows = [
+        f"- **{_safe_line(title)}** at {_code(place)}, held back by {_code(line)}"
+        for title, place, line in figures.held_back[:NOT_REVIEWED_LISTED]
+    ]
+    more = len(figures.held_back) - NOT_REVIEWED_LISTED
+    if more > 0:
+        rows.append(f"- and {more} more")
+    count = len(figures.held_back)
+    return (
+        f"<details><summary>Held back by memory ({count} finding{'s' if count != 1 else ''})"
+        "</summary>\n\n" + "\n".join(rows) + "\n\n</details>"
+    )
+
+
 # The HTML our templates write around the memory changes and the footer.
 MEMORY_DETAILS = "<details><summary>Memory changes in this run</summary>"
 FIXED_HTML = (MEMORY_DETAILS, "</details>", "<sub>", "</sub>")
-_NOT_REVIEWED_DETAILS = re.compile(r"<details><summary>Not reviewed \(\d+ files?\)</summary>")
+_NOT_REVIEWED_DETAILS = re.compile(
+    r"<details><summary>(?:Not reviewed \(\d+ files?\)|Held back by memory \(\d+ findings?\))"
+    r"</summary>"
+)
 
 
 def our_html(agent_name: str, *ours: str) -> tuple[str, ...]:
@@ -134,7 +157,8 @@ def our_html(agent_name: str, *ours: str) -> tuple[str, ...]:
 
 
 def kept_html(body: str) -> tuple[str, ...]:
-    """Our fixed HTML in a comment we posted before (the "Not reviewed" header with its count)."""
+    """Our fixed HTML in a comment we posted before (the "Not reviewed" and "Held back by
+    memory" headers with their counts)."""
     return tuple(dict.fromkeys(_NOT_REVIEWED_DETAILS.findall(body)))
 
 
@@ -159,15 +183,18 @@ def safe_comment(
         proposal_markdown=proposal_markdown,
         figures=figures,
     )
-    ours = our_html(agent_name, proposal_markdown, not_reviewed_markdown(figures))
+    ours = our_html(
+        agent_name, proposal_markdown, not_reviewed_markdown(figures), held_back_markdown(figures)
+    )
     return gate(body, masked, ours=ours)
 
 
 def safe_summary(summary: SummaryInput, masked: Iterable[str]) -> SafeText:
     """``render_summary(summary)`` through the outgoing gate: what the job summary gets."""
     ours = (*FIXED_HTML, *raw_html(summary.proposal_markdown))
-    reviewed = not_reviewed_markdown(summary.figures)
-    return gate(render_summary(summary), masked, ours=(*ours, *raw_html(reviewed)))
+    reviewed = not_reviewed_markdown(summary.figures), held_back_markdown(summary.figures)
+    found = (snippet for markdown in reviewed for snippet in raw_html(markdown))
+    return gate(render_summary(summary), masked, ours=(*ours, *found))
 
 
 # --- the comment --------------------------------------------------------------------------------
@@ -198,7 +225,7 @@ def render_comment(
         "footer": _footer(run_url, figures),
     }
     note = _safe_line(memory_note)
-    proposal = _blocks(not_reviewed_markdown(figures), proposal)
+    proposal = _blocks(not_reviewed_markdown(figures), held_back_markdown(figures), proposal)
 
     def build(review: str, diff: str) -> str:
         memory = _memory_section(note, diff)
@@ -263,7 +290,9 @@ def render_summary(summary: SummaryInput) -> str:
     review = safe_markdown(summary.review_markdown) or "_The agent wrote no review._"
     diff = summary.memory_diff.strip("\n")
     proposal = _blocks(
-        not_reviewed_markdown(summary.figures), summary.proposal_markdown.strip("\n")
+        not_reviewed_markdown(summary.figures),
+        held_back_markdown(summary.figures),
+        summary.proposal_markdown.strip("\n"),
     )
     return _fit(
         build, review, diff, _Budget(limit=SUMMARY_LIMIT, size=_utf8_len, note=SUMMARY_TRUNCATED)

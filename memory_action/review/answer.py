@@ -27,6 +27,7 @@ from markdown_it import MarkdownIt
 
 from memory_action.errors import AgentError
 from memory_action.review.findings import Finding
+from memory_action.safety import untrusted_json
 from memory_action.safety.untrusted_json import first_error, location
 
 ANSWER_TOOL = "report_review"
@@ -163,7 +164,7 @@ def _arguments(value: object) -> dict[str, Any] | None:
         inner = call.get(key)
         if isinstance(inner, str):
             try:
-                inner = json.loads(inner)
+                inner = untrusted_json.loads(inner)
             except ValueError:
                 return None
         if isinstance(inner, dict):

@@ -3,7 +3,9 @@
 Files keep their order (most valuable first) and go first-fit into the batches opened so far,
 with as much diff context as fits. A file too large for a whole request is split between hunks,
 a hunk too large for one is split between lines, and only a single line longer than a whole
-request is cut. What needs more requests than the budget allows is listed, never dropped.
+request is cut. What needs more requests than the budget allows is listed, never dropped; its
+reason quotes the run's ``max_model_calls`` as the user set it, not the batches that budget left.
+A file partly shown is listed with what was not shown (the comment says it was reviewed in part).
 """
 
 from __future__ import annotations
@@ -15,8 +17,8 @@ from memory_action.github.pull_request import ChangedFile
 from memory_action.review.patch import Hunk, compress_hunks, parse_patch, render_hunks
 from memory_action.review.selection import ReviewFile, Skipped
 
-OVER_BUDGET = "over max_model_calls ({max_batches})"
-TOO_LARGE = "too large for one request of {capacity} tokens"
+OVER_BUDGET = "over max_model_calls ({max_model_calls})"
+TOO_LARGE = "too large for one request to this model (room for {capacity:,} tokens of diff)"
 _PART_SUFFIX = " (part {part} of {parts})"
 _WIDEST_PART_SUFFIX = _PART_SUFFIX.format(part=9999, parts=9999)
 
@@ -51,6 +53,7 @@ class Batch:
 class ReviewPlan:
     batches: tuple[Batch, ...]
     not_reviewed: tuple[Skipped, ...]  # over the call budget, or could not fit at all
+    complete: bool = True  # every file has all its parts in the batches (a line may be cut)
 
     @property
     def reviewed_paths(self) -> tuple[str, ...]:
@@ -87,9 +90,12 @@ def plan_batches(
     capacity: int,
     count: Callable[[str], int],
     max_batches: int,
+    max_model_calls: int | None = None,
     contexts: Sequence[int] = (3, 1, 0),
 ) -> ReviewPlan:
-    """Batches of at most ``capacity`` tokens each (as ``count`` measures), at most ``max_batches``.
+    """Batches of at most ``capacity`` tokens each (as ``count`` measures), at most ``max_batches``;
+    ``max_model_calls`` (the run's setting, ``max_batches`` when not given) is what the reasons
+    of files left out for want of requests quote.
 
     Each file tries the larger context first. When the plan needs more batches than allowed,
     the whole plan is made again preferring less context, and the first plan that fits (or else
@@ -102,7 +108,12 @@ def plan_batches(
         )
     plans: list[_Planner] = []
     for level in range(len(contexts)):
-        planner = _Planner(capacity=capacity, count=count, max_batches=max_batches)
+        planner = _Planner(
+            capacity=capacity,
+            count=count,
+            max_batches=max_batches,
+            max_model_calls=max_batches if max_model_calls is None else max_model_calls,
+        )
         for rf in files:
             planner.add(rf, contexts[level:])
         if not planner.over_budget:
@@ -149,10 +160,12 @@ class _Planner:
     capacity: int
     count: Callable[[str], int]
     max_batches: int
+    max_model_calls: int
     batches: list[list[FilePart]] = field(default_factory=list)
     used: list[int] = field(default_factory=list)
     not_reviewed: list[Skipped] = field(default_factory=list)
     over_budget: bool = False
+    complete: bool = True
     files_reviewed: int = 0
     parts_placed: int = 0
 
@@ -165,7 +178,9 @@ class _Planner:
             Batch(parts=tuple(parts), tokens=used)
             for parts, used in zip(self.batches, self.used, strict=True)
         )
-        return ReviewPlan(batches=batches, not_reviewed=tuple(self.not_reviewed))
+        return ReviewPlan(
+            batches=batches, not_reviewed=tuple(self.not_reviewed), complete=self.complete
+        )
 
     def add(self, rf: ReviewFile, contexts: Sequence[int]) -> None:
         fits_a_request = False
@@ -186,6 +201,7 @@ class _Planner:
         header = file_header(file)
         pieces = self._pieces(header, _units(file, context))
         if pieces is None:
+            self.complete = False
             self.not_reviewed.append(
                 Skipped(path=file.path, reason=TOO_LARGE.format(capacity=self.capacity))
             )
@@ -215,13 +231,11 @@ class _Planner:
         if missing:
             numbers = _ranges(missing)
             label = "part" if len(missing) == 1 else "parts"
-            over = OVER_BUDGET.format(max_batches=self.max_batches)
+            over = OVER_BUDGET.format(max_model_calls=self.max_model_calls)
             notes.append(f"{label} {numbers} of {len(pieces)} {over}")
-            self.over_budget = True
+            self.over_budget, self.complete = True, False
         if notes:
-            self.not_reviewed.append(
-                Skipped(path=file.path, reason="partly reviewed: " + "; ".join(notes))
-            )
+            self.not_reviewed.append(Skipped(path=file.path, reason="; ".join(notes)))
 
     def _pieces(self, header: str, units: list[_Unit]) -> list[_Piece] | None:
         """The diff split into pieces that each fit a request with the header; None if none can."""
@@ -265,9 +279,9 @@ class _Planner:
         return True
 
     def _over_budget(self, path: str) -> None:
-        self.over_budget = True
+        self.over_budget, self.complete = True, False
         self.not_reviewed.append(
-            Skipped(path=path, reason=OVER_BUDGET.format(max_batches=self.max_batches))
+            Skipped(path=path, reason=OVER_BUDGET.format(max_model_calls=self.max_model_calls))
         )
 
 

@@ -185,6 +185,7 @@ class RequestBudget(AgentMiddleware[AgentState[Any], Any, Any]):
                 f"The next request would hold about {estimated:,} tokens, over the model's "
                 f"input limit of {self.limit:,}; it was not sent.",
                 estimated=estimated,
+                sent=False,
             )
         return request
 

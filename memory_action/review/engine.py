@@ -13,7 +13,12 @@ Whatever is not reviewed is listed with its reason, never dropped silently.
 
 Provider limits: a request the provider refuses as too large makes the engine shrink its batches
 once (the estimator learns the request was bigger than it thought) and retry; a second refusal
-leaves that batch's files unreviewed. The day's quota ends the review at once (``quota``).
+leaves that batch's files unreviewed. A request our own estimate keeps from going out is handled
+the same way, but it is never counted as the provider's refusal: the provider never saw it. The
+day's quota ends the review at once (``quota``).
+
+A plan of one batch is the whole review in one conversation (every tool, memory), so it is
+always planned at that conversation's room, whichever plan found it.
 
 An answer that does not parse (cut off at the output cap, broken JSON, no text) is asked for
 once more; a second one leaves the batch's files unreviewed with the reason, and its text is
@@ -24,7 +29,8 @@ an answer; else its files are unreviewed.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -73,6 +79,7 @@ from memory_action.review.consolidation import (
 from memory_action.review.consolidation import (
     SYSTEM_PROMPT as CONSOLIDATE_PROMPT,
 )
+from memory_action.review.dismissals import HeldBack
 from memory_action.review.findings import Finding
 from memory_action.review.findings_suggestions import vetted
 from memory_action.review.gitattributes import GITATTRIBUTES
@@ -99,6 +106,12 @@ UNCHANGED = "unchanged since the last review"
 MIN_DIFF_SHARE = 0.125  # of the input limit: less room for the diff makes memory consolidate first
 PART_SHARE = 0.4  # of a consolidation request's room for its part: the edit quotes it again
 NO_ROOM = "no room in the model's input limit"
+UNDONE = (
+    "Memory edits made in a conversation whose answer could not be used were undone: they are "
+    "not saved or proposed."
+)
+REFUSED = "too large for the model's input limit"  # the provider refused it, after shrinking
+NOT_SENT = "too large for one request to this model"  # our estimate kept it from going out
 SYNTHESIS_SHARE = 8  # the parts' findings take at most 1/8 of the last request
 NAMES_SHARE = 7  # the other requests' file names take at most 1/7 of a request
 MIN_PART_CHARS = 300  # of an earlier part's answer beside the last batch: about its summary
@@ -132,6 +145,7 @@ class ReviewResult:
     findings: tuple[Finding, ...] = ()  # merged across batches, most severe first
     fixed: tuple[str, ...] = ()  # ids of earlier findings the model says are fixed
     dropped: tuple[str, ...] = ()  # findings of the model that did not validate, one line each
+    held_back: tuple[HeldBack, ...] = ()  # not posted: a dismissal in memory matched them
 
     @property
     def files_reviewed(self) -> int:
@@ -153,8 +167,10 @@ class _Progress:
     quota: bool = False
     shrunk: bool = False
     too_large: int = 0  # batches the provider refused as too large after shrinking
+    not_sent: int = 0  # batches our own estimate kept from going out after shrinking
     retried: set[tuple[str, ...]] = field(default_factory=set)  # batches asked a second time
     summary: str | None = None  # the whole review's, when the last batch wrote it
+    undone: int = 0  # conversations whose memory edits were undone: their answers were not used
 
     @property
     def not_reviewed(self) -> list[Skipped]:
@@ -237,7 +253,9 @@ class ReviewEngine:
                 "No part of the review could be used: the model's answers did not parse or it "
                 "did not answer (each file is listed with the reason)."
             )
-        if progress.too_large and not progress.findings:
+        if progress.undone:
+            progress.note = " ".join(filter(None, [progress.note, UNDONE]))
+        if progress.too_large and not progress.not_sent and not progress.findings:
             raise AgentError(
                 (
                     "The model provider refused every request as too large for its input limit (",
@@ -299,7 +317,7 @@ class ReviewEngine:
         self, chosen: list[ReviewFile], pr_header: str, progress: _Progress
     ) -> None:
         self._make_room(chosen, pr_header)
-        plan = self._plan(chosen, pr_header, first=True)
+        plan = self._plan(chosen, pr_header, whole=True)
         progress.overflow = list(plan.not_reviewed)
         pending = list(plan.batches)
         total, index = len(pending), 0
@@ -312,7 +330,7 @@ class ReviewEngine:
             ):
                 # The provider's usage says requests hold fewer tokens than planned for: pack
                 # what is left again (only at a file boundary, so no part is shown twice).
-                pending = self._replan(chosen, pr_header, pending, progress)
+                pending = self._replan(chosen, pr_header, pending, progress, whole=False)
                 total, planned_at = index + len(pending), self.estimator.factor
                 continue
             batch = pending.pop(0)
@@ -329,14 +347,12 @@ class ReviewEngine:
                     closing=closing,
                 )
             except RequestTooLargeError as exc:
-                if progress.shrunk:
-                    progress.too_large += 1
-                    self._give_up(progress, [batch], "too large for the model's input limit")
+                if self._given_up_as_too_large(progress, batch, exc):
                     continue
-                progress.shrunk = True
-                self.estimator.at_least(exc.estimated, self.setup.profile.input_tokens)
-                pending = self._replan(chosen, pr_header, [batch, *pending], progress)
                 index -= 1
+                pending = self._replan(
+                    chosen, pr_header, [batch, *pending], progress, whole=index == 0
+                )
                 total, planned_at = index + len(pending), self.estimator.factor
                 continue
             except DailyQuotaError as exc:
@@ -394,23 +410,39 @@ class ReviewEngine:
         # the pull request.
         offer = None if total == 1 or closed else frozenset(t.name for t in self.tools)
         self._budget.shown_whole = batch.whole
-        try:
-            outcome = self._converse(message, calls, tools=self.tools, structured=True, offer=offer)
-        except AgentRunError as exc:
-            if exc.outcome.stop_reason == EMPTY_ANSWER:
-                raise UnusableAnswerError("the model gave no answer") from exc
-            if exc.outcome.stop_reason != REPEATED:
-                raise
-            try:  # what the model wrote before it was stopped, if that is an answer
-                return answers.parse(None, exc.outcome.answer), closed is not None
-            except UnusableAnswerError:
-                raise UnusableAnswerError(
-                    "the model repeated a refused tool call instead of answering", retry=False
-                ) from exc
-        finally:
-            self._budget.shown_whole = frozenset()
-        parsed = answers.parse(outcome.structured, outcome.answer, cut_off=outcome.cut_off)
+        with self._edits_undone_unless_used(progress):
+            try:
+                outcome = self._converse(
+                    message, calls, tools=self.tools, structured=True, offer=offer
+                )
+            except AgentRunError as exc:
+                if exc.outcome.stop_reason == EMPTY_ANSWER:
+                    raise UnusableAnswerError("the model gave no answer") from exc
+                if exc.outcome.stop_reason != REPEATED:
+                    raise
+                try:  # what the model wrote before it was stopped, if that is an answer
+                    return answers.parse(None, exc.outcome.answer), closed is not None
+                except UnusableAnswerError:
+                    raise UnusableAnswerError(
+                        "the model repeated a refused tool call instead of answering", retry=False
+                    ) from exc
+            finally:
+                self._budget.shown_whole = frozenset()
+            parsed = answers.parse(outcome.structured, outcome.answer, cut_off=outcome.cut_off)
         return parsed, closed is not None
+
+    @contextmanager
+    def _edits_undone_unless_used(self, progress: _Progress) -> Iterator[None]:
+        """What a model wrote to memory in a conversation whose answer is not used (it looped,
+        was cut off, was refused) is as doubtful as that answer, and a saved edit would be
+        proposed ticked: it is undone."""
+        mark = self.memory.checkpoint() if self.memory is not None else None
+        try:
+            yield
+        except Exception:
+            if self.memory is not None and mark is not None and self.memory.roll_back(mark):
+                progress.undone += 1
+            raise
 
     def _closing_message(self, pr_header: str, view: BatchView, progress: _Progress) -> str | None:
         """The last batch's message with the earlier parts' summaries and findings (cut evenly
@@ -440,14 +472,33 @@ class ReviewEngine:
         pr_header: str,
         pending: list[Batch],
         progress: _Progress,
+        *,
+        whole: bool,
     ) -> list[Batch]:
-        """Plan again what is still to review: the pending batches' files and the overflow."""
+        """Plan again what is still to review: the pending batches' files and the overflow;
+        ``whole`` when no batch has been asked yet (the plan is then the whole review)."""
         wanted = {path for batch in pending for path in batch.paths}
         wanted |= {s.path for s in progress.overflow}
         files = [f for f in chosen if f.file.path in wanted - progress.failed]
-        plan = self._plan(files, pr_header, first=False)
+        plan = self._plan(files, pr_header, whole=whole)
         progress.overflow = list(plan.not_reviewed)
         return list(plan.batches)
+
+    def _given_up_as_too_large(
+        self, progress: _Progress, batch: Batch, exc: RequestTooLargeError
+    ) -> bool:
+        """A batch too large for its request: given up on when the batches were shrunk once
+        already (True), else the estimate learns the request was larger than it thought."""
+        if progress.shrunk:
+            if exc.sent:
+                progress.too_large += 1
+            else:
+                progress.not_sent += 1
+            self._give_up(progress, [batch], REFUSED if exc.sent else NOT_SENT)
+            return True
+        progress.shrunk = True
+        self.estimator.at_least(exc.estimated, self.setup.profile.input_tokens)
+        return False
 
     @staticmethod
     def _give_up(progress: _Progress, batches: list[Batch], reason: str) -> None:
@@ -484,7 +535,9 @@ class ReviewEngine:
 
     # -- planning ----------------------------------------------------------------------------
 
-    def _plan(self, files: list[ReviewFile], pr_header: str, *, first: bool) -> ReviewPlan:
+    def _plan(self, files: list[ReviewFile], pr_header: str, *, whole: bool) -> ReviewPlan:
+        """The batches for ``files``; ``whole``: they are the whole review (no batch asked yet),
+        so a plan of one batch is one conversation with every tool and memory."""
         paths = [f.file.path for f in files]
         capacity = self._capacity(pr_header, paths, single=False, rounds=False)
         calls = self._calls_left()
@@ -499,26 +552,52 @@ class ReviewEngine:
                 not_reviewed=tuple(Skipped(path=f.file.path, reason=reason) for f in files),
             )
         count = self.estimator.count
-        if first:
+        setting = self.setup.max_model_calls
+        alone: ReviewPlan | None = None
+        if whole:
             single = self._capacity(pr_header, paths, single=True, rounds=True)
-            plan = plan_batches(files, capacity=max(1, single), count=count, max_batches=1)
-            if not plan.not_reviewed and len(plan.batches) <= 1:
+            alone = plan_batches(
+                files, capacity=max(1, single), count=count, max_batches=1, max_model_calls=setting
+            )
+            if alone.complete:  # a line cut to fit would be cut in any plan
                 self._rounds = True
-                return plan
+                return alone
         # More than one batch: one call is kept for the last request that writes the review.
         # Tool rounds (and so the tools' schemas and room for their results) only when they
         # cost no extra request and the plan leaves calls to spare for them; else each batch is
         # one request, filled.
         most = max(1, calls - 1)
-        filled = plan_batches(files, capacity=capacity, count=count, max_batches=most)
+        filled = plan_batches(
+            files, capacity=capacity, count=count, max_batches=most, max_model_calls=setting
+        )
         rounds = self._capacity(pr_header, paths, single=False, rounds=True)
-        plan = plan_batches(files, capacity=max(1, rounds), count=count, max_batches=most)
+        plan = plan_batches(
+            files, capacity=max(1, rounds), count=count, max_batches=most, max_model_calls=setting
+        )
         self._rounds = (
             calls - len(plan.batches) - 1 > 0
             and not plan.not_reviewed
             and len(plan.batches) <= len(filled.batches)
         )
-        return plan if self._rounds else filled
+        chosen = plan if self._rounds else filled
+        if alone is None or len(chosen.batches) > 1:
+            return chosen
+        # One batch would be sent as the one request of the review is, with every tool and
+        # memory, which the review does not fit: batches no larger than that request's room
+        # make two or more, while calls allow; else the one request holds what fits it.
+        if most > 1:
+            smaller = plan_batches(
+                files,
+                capacity=max(1, min(capacity, single)),
+                count=count,
+                max_batches=most,
+                max_model_calls=setting,
+            )
+            if len(smaller.batches) > 1:
+                self._rounds = False
+                return smaller
+        self._rounds = True
+        return alone
 
     def _make_room(self, chosen: list[ReviewFile], pr_header: str) -> None:
         """Memory over budget that leaves the diff too little room is consolidated first."""

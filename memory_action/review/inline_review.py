@@ -33,6 +33,7 @@ from memory_action.memory.review_ledger import LEDGER_STATES, ReviewLedger
 from memory_action.memory.state import read_memory, write_memory
 from memory_action.plan import Plan
 from memory_action.review.anchors import anchor, comment_body
+from memory_action.review.dismissals import HeldBack, hold_back
 from memory_action.review.findings import Finding
 from memory_action.review.findings_text import findings_markdown
 from memory_action.review.ledger import (
@@ -105,6 +106,7 @@ class Prepared:
     proposed: frozenset[str] = frozenset()  # ledger ids whose lesson is proposed
     posted_before: frozenset[tuple[str, str]] = frozenset()  # (path, first line) of ours
     notes: tuple[str, ...] = ()
+    memory: str = ""  # the memory the run loaded: its dismissals hold findings back
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -114,6 +116,7 @@ class Published:
     review_url: str = ""
     reviews: int = 0  # pull request reviews posted (one, or more for a very long one)
     notes: tuple[str, ...] = field(default_factory=tuple)
+    held_back: tuple[HeldBack, ...] = ()  # new findings a dismissal in memory matched
 
 
 def review_access(plan: Plan) -> ReviewAccess | None:
@@ -135,9 +138,15 @@ def prepare(plan: Plan, start: StartingMemory, reader: CachedReader) -> Prepared
     github = review_access(plan)
     ledger = stored_ledger(start)
     files = reader.changed_files()
+    # Committed memory with the pull request's overlay: a line people vetoed never reached it.
+    memory = start.text if plan.settings.enable_memory else ""
     if pr is None or github is None:
         return Prepared(
-            ledger=ledger, earlier=open_findings_note(ledger), unchanged=frozenset(), scope_note=""
+            ledger=ledger,
+            earlier=open_findings_note(ledger),
+            unchanged=frozenset(),
+            scope_note="",
+            memory=memory,
         )
     comments = _feedback(plan, github, pr.number)
     feedback = read_feedback(
@@ -159,6 +168,7 @@ def prepare(plan: Plan, start: StartingMemory, reader: CachedReader) -> Prepared
         proposed=feedback.proposed,
         posted_before=frozenset((c.path, _first_line(c.body)) for c in comments),
         notes=notes,
+        memory=memory,
     )
 
 
@@ -256,22 +266,27 @@ def _publish(
             )
         }
     )
-    new = [
+    fresh = [
         f
         for f in unposted(ledger, result.findings, files)
         if (f.path, _first_line(comment_body(f))) not in prepared.posted_before
     ]
+    filtered = hold_back(fresh, files, prepared.memory)
+    new, held = list(filtered.kept), filtered.held
+    result = replace(result, held_back=held)
     github = review_access(plan)
     pr = plan.context.pull_request
     if github is None or pr is None:
-        return Published(markdown=_written_out(result, prepared, new, "", files), ledger=None)
+        written = _written_out(result, prepared, new, "", files)
+        return Published(markdown=written, ledger=None, held_back=held)
     placed = [(f, anchor(f, files, masked=plan.masked)) for f in new]
     inline = [(f, c) for f, c in placed if c is not None]
     loose = [f for f, c in placed if c is None]
     head = reader.info().head_sha
     if not new:
         ledger = recorded(ledger, [], files, head)
-        return Published(markdown=_summary_markdown(result, prepared, ledger, None), ledger=ledger)
+        markdown = _summary_markdown(result, prepared, ledger, None)
+        return Published(markdown=markdown, ledger=ledger, held_back=held)
     try:
         body = gate(_review_body(prepared, loose), plan.masked)
         posted = github.post_review(pr.number, head, body, [c for _, c in inline])
@@ -281,11 +296,13 @@ def _publish(
             "read-only token); the findings are in the job summary."
         )
         written = _written_out(result, prepared, new, "the token may not post", files)
-        return Published(markdown=written, ledger=None)
+        return Published(markdown=written, ledger=None, held_back=held)
     except GitHubError as exc:
         plan.log.warning(f"The review with inline comments was not posted: {exc}")
         return Published(
-            markdown=_written_out(result, prepared, new, "posting it failed", files), ledger=None
+            markdown=_written_out(result, prepared, new, "posting it failed", files),
+            ledger=None,
+            held_back=held,
         )
     ids = list(posted.comment_ids) + [None] * (len(inline) - len(posted.comment_ids))
     done = [(f, i) for (f, _), i in zip(inline, ids, strict=True)] + [(f, None) for f in loose]
@@ -295,7 +312,13 @@ def _publish(
         result, prepared, ledger, url, inline=len(inline), loose=len(loose)
     )
     plan.log.info(f"Posted the review with {len(inline)} inline comments: {url}")
-    return Published(markdown=markdown, ledger=ledger, review_url=url, reviews=len(posted.urls))
+    return Published(
+        markdown=markdown,
+        ledger=ledger,
+        review_url=url,
+        reviews=len(posted.urls),
+        held_back=held,
+    )
 
 
 def add_lessons(plan: Plan, lessons: Sequence[str]) -> int:
@@ -343,7 +366,7 @@ def _summary_markdown(
             + ", ".join(f"{n} {state}" for state, n in counts.items())
             + "."
         )
-    lines += _dropped(result)
+    lines += _dropped(result) + _held_back(result)
     return _joined(result.answer, "\n\n".join(lines))
 
 
@@ -360,7 +383,7 @@ def _written_out(
     lines = _scope_sentence(prepared)
     if new:
         lines += [head, findings_markdown(new, files)]
-    lines += _dropped(result)
+    lines += _dropped(result) + _held_back(result)
     return _joined(result.answer, "\n\n".join(lines))
 
 
@@ -375,6 +398,19 @@ def _dropped(result: ReviewResult) -> list[str]:
     return [
         f"{len(result.dropped)} findings the model gave were dropped as not valid "
         f"(first: {result.dropped[0]})."
+    ]
+
+
+def _held_back(result: ReviewResult) -> list[str]:
+    """How many findings memory held back, and why (the list is in "Held back by memory")."""
+    count = len(result.held_back)
+    if not count:
+        return []
+    what = "1 finding was" if count == 1 else f"{count} findings were"
+    return [
+        f"**Held back:** {what} not posted: a person with write access dismissed the same "
+        "finding on the same code before, and memory keeps that dismissal (listed under "
+        '"Held back by memory"; forget the memory line to see such findings again).'
     ]
 
 

@@ -26,6 +26,7 @@ from memory_action.memory.review_ledger import (
     ReviewLedger,
 )
 from memory_action.review.anchors import code_at, patch_lines
+from memory_action.review.code_shape import enclosing_symbol, identifiers
 from memory_action.review.findings import Finding
 
 SEVERITY_ORDER = {"high": 0, "medium": 1, "low": 2}
@@ -155,6 +156,8 @@ def _entry(finding: Finding, comment_id: int | None, files: Sequence[ChangedFile
         side=finding.side,
         code=found.code,
         lines=found.lines,
+        symbol=enclosing_symbol(finding, files),
+        shape=identifiers(finding, files),
         comment_id=comment_id,
     )
 

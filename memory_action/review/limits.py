@@ -44,11 +44,13 @@ _Result = ModelResponse[Any] | AIMessage | ExtendedModelResponse[Any]
 
 
 class RequestTooLargeError(AgentError):
-    """The provider refused a request as over its input limit (HTTP 413 or a context overflow)."""
+    """A request over the input limit: the provider refused it (HTTP 413 or a context overflow),
+    or, ``sent`` false, our own estimate kept it from going out (no provider ever saw it)."""
 
-    def __init__(self, message: str, *, estimated: int = 0) -> None:
+    def __init__(self, message: str, *, estimated: int = 0, sent: bool = True) -> None:
         super().__init__(message)
         self.estimated = estimated  # our estimate of the refused request, 0 when unknown
+        self.sent = sent
 
 
 class DailyQuotaError(AgentError):

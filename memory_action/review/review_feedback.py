@@ -3,10 +3,12 @@
 Read at the start of a pull request's run (``GitHubClient.review_feedback``): a thread people
 resolved, or one GitHub marks outdated, is no longer open. A 👎 or a reply saying the code is
 "intended, because …" from someone with write access dismisses the finding and becomes a
-proposed memory line ("do not flag X in Y, because …"): it joins the sticky comment's checklist
-like any memory change of the run, ticked by the run's trust as every item is, and once the pull
-request is merged the next reviews read it. Feedback from people without write access is only
-counted: anyone may react, and memory is the repository's standing instructions.
+proposed memory line ("do not flag X in Y, because …", with the finding's signature:
+``review.dismissals``, which holds back the same finding on later pull requests): it joins the
+sticky comment's checklist like any memory change of the run, ticked by the run's trust as
+every item is, and once the pull request is merged the next reviews read it. Feedback from
+people without write access is only counted: anyone may react, and memory is the repository's
+standing instructions.
 """
 
 from __future__ import annotations
@@ -16,7 +18,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from memory_action.github.reviews import CommentFeedback
-from memory_action.memory.review_ledger import LedgerEntry, LedgerState, ReviewLedger
+from memory_action.memory.review_ledger import LedgerState, ReviewLedger
+from memory_action.review.dismissals import lesson, plain
 
 MAX_REASON = 200  # characters of a reply kept as the reason
 _INTENDED = re.compile(
@@ -25,7 +28,6 @@ _INTENDED = re.compile(
     re.IGNORECASE,
 )
 _BECAUSE = re.compile(r"\bbecause\b[\s,:]*(.*)", re.IGNORECASE | re.DOTALL)
-_UNSAFE = re.compile(r"[`<>\[\]\r\n\t]+")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -70,13 +72,6 @@ def read_feedback(
     )
 
 
-def lesson(entry: LedgerEntry, reason: str) -> str:
-    """The memory line a dismissed finding proposes."""
-    return (
-        f'- Review: do not flag "{_clean(entry.title)}" in {_clean(entry.path)}, because {reason}'
-    )
-
-
 def _dismissal(
     comment: CommentFeedback, *, writer: Callable[[str], bool], bot: str
 ) -> tuple[str | None, int]:
@@ -93,20 +88,15 @@ def _dismissal(
         if reaction.content != "-1" or reaction.login == bot:
             continue
         if writer(reaction.login):
-            return f"@{_clean(reaction.login)} marked it as not useful (a thumbs-down).", others
+            return f"@{plain(reaction.login)} marked it as not useful (a thumbs-down).", others
         others += 1
     return None, others
 
 
 def _reason(body: str, login: str) -> str:
     found = _BECAUSE.search(body)
-    text = _clean(found.group(1) if found and found.group(1).strip() else body)
+    text = plain(found.group(1) if found and found.group(1).strip() else body)
     if len(text) > MAX_REASON:
         text = text[: MAX_REASON - 1].rstrip() + "…"
     text = text.rstrip(".") + "."
-    return f"{text} (@{_clean(login)})"
-
-
-def _clean(text: str) -> str:
-    """One line without Markdown that could break out of a list item or a code span."""
-    return " ".join(_UNSAFE.sub(" ", text).split())
+    return f"{text} (@{plain(login)})"

@@ -26,7 +26,6 @@ An ``issue_comment`` on an issue that is no pull request has no ``pull_request``
 from __future__ import annotations
 
 import dataclasses
-import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -34,6 +33,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from memory_action.errors import EventError, UnsupportedEvent
 from memory_action.memory.trust import Trust
+from memory_action.safety import untrusted_json
 
 if TYPE_CHECKING:  # imported by ``load_context`` once the event is one the action handles
     from memory_action.run.event_payload import Author, PullRequestFields, Writer
@@ -127,18 +127,15 @@ def read_event(path: str | None) -> dict[str, Any]:
     if not path:
         raise EventError("GITHUB_EVENT_PATH is not set; run inside GitHub Actions or use the CLI.")
     try:
-        payload = json.loads(Path(path).read_text(encoding="utf-8"))
+        payload = untrusted_json.loads(Path(path).read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise EventError(f"The event file {path} does not exist.") from None
     except OSError as exc:
         raise EventError(f"The event file {path} cannot be read: {exc.strerror}.") from None
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+    except untrusted_json.UntrustedJsonError as exc:
+        raise EventError(f"The event file {path} is refused: {exc}; GitHub's never is.") from None
+    except (UnicodeDecodeError, ValueError) as exc:
         raise EventError(f"The event file {path} is not valid JSON: {exc}.") from None
-    except RecursionError:  # the parser recurses once per level of [ or {
-        raise EventError(
-            f"The event file {path} has arrays or objects nested deeper than the parser reads; "
-            "GitHub's payloads never are."
-        ) from None
     if not isinstance(payload, dict):
         raise EventError(f"The event file {path} does not hold a JSON object.")
     return payload

@@ -32,12 +32,14 @@ from urllib.parse import quote
 from memory_action.memory.state import Layer
 from memory_action.run.context import RunContext
 from memory_action.run.settings import ScopeKind, Settings
+from memory_action.safety.scrub import find_secrets
 from memory_action.store.base import RestoreKeys
 from memory_action.store.keys import key_problem, keys_problem
 
 KEY_FORMAT = "memory-agent/v1"
 MAX_ENCODED_PART = 120
 MAX_ENCODED_HEAD = 40  # the readable head kept before the hash of a part too long to keep
+SECRET_DIGEST_LENGTH = 16  # hex digits of the hash that stands for a secret in a branch's name
 NONCE_BYTES = 4  # 8 hex digits: matrix legs of one job never meet (1 in 4 billion per pair)
 
 
@@ -84,6 +86,19 @@ def encode_part(value: str) -> str:
             break
         head += piece
     return f"{head}~{digest}"
+
+
+def branch_part(branch: str) -> str:
+    """The key part of a branch: each secret in its name (a token pasted into a branch name)
+    replaced by a hash of it, so the key, and the folder the git store names by it, never holds
+    the secret, while two branches stay apart and one branch keeps its key from run to run."""
+    kept, position = [], 0
+    for found in find_secrets(branch):
+        secret = branch[found.start : found.end]
+        digest = hashlib.sha256(secret.encode("utf-8", errors="surrogatepass")).hexdigest()
+        kept += [branch[position : found.start], f"~{digest[:SECRET_DIGEST_LENGTH]}"]
+        position = found.end
+    return encode_part("".join([*kept, branch[position:]]))
 
 
 def agent_prefix(agent_name: str) -> str:
@@ -135,7 +150,7 @@ def _scope_target(
     branch = pr.base_ref if pr is not None and pr.base_ref else context.branch
     if not branch:
         branch = context.default_branch
-    prefix = f"{base}branch/{encode_part(branch)}/"
+    prefix = f"{base}branch/{branch_part(branch)}/"
     overlay = f"{prefix}{overlay_part}" if overlay_part else None
     return f"{prefix}committed/", overlay, f"memory of branch {branch}", ""
 

@@ -9,6 +9,7 @@ other saved. Cache trouble never raises: a restore becomes a miss with a warning
 from __future__ import annotations
 
 import os
+import shutil
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
@@ -196,10 +197,15 @@ class ActionsCacheStore:
             self._archive_dir = tempfile.TemporaryDirectory(
                 prefix="memory-cache-", dir=self._config.temp_dir
             )
-        folder = Path(self._archive_dir.name) / str(len(self._archives))
-        folder.mkdir()
+        # A folder of its own per download, failed ones included: a restore that tries again
+        # after a failed download must not trip over the folder the failure left.
+        folder = Path(tempfile.mkdtemp(prefix="entry-", dir=self._archive_dir.name))
         archive = folder / ARCHIVE_NAMES[found.compression]
-        hit = self._download(keys, found, archive)
+        try:
+            hit = self._download(keys, found, archive)
+        except BaseException:
+            shutil.rmtree(folder, ignore_errors=True)  # no partial archive stays behind
+            raise
         self._archives[hit.matched_key] = (archive, found.compression)
         return hit, archive, found.compression
 

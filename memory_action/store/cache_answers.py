@@ -2,17 +2,32 @@
 
 Twirp answers (v2) come with proto (snake_case) or lowerCamel field names, the proto name first
 when both are there; an int64 comes as a number or a string of ASCII digits. A field of the
-wrong type reads as absent, so no answer fails to parse: what is missing decides later (no URL,
-not ``"ok": true``). The v1 answers are read by the same rules.
+wrong type reads as absent, and what is missing decides later (no URL, not ``"ok": true``);
+except where a wrong type would read as "no memory saved": an ``ok`` that is neither true nor
+false (``"yes"``, ``NaN``), a lookup's URL or key that is no string. Such an answer is garbled,
+and ``read_answer`` makes it cache trouble (a warning, and no save over memory not read), never
+a miss. The v1 answers are read by the same rules.
 """
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated, Any, TypeVar
 
-from pydantic import AliasChoices, AliasGenerator, BaseModel, ConfigDict, Field, PlainValidator
+from pydantic import (
+    AliasChoices,
+    AliasGenerator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    PlainValidator,
+    ValidationError,
+)
 
 from memory_action.safety.numbers import ascii_int
+from memory_action.safety.untrusted_json import first_error, location
+from memory_action.store.cache_protocol import ServiceError
+
+AnswerT = TypeVar("AnswerT", bound=BaseModel)
 
 
 def camel(name: str) -> str:
@@ -40,8 +55,23 @@ def as_int64(value: object) -> int | None:
 
 
 def as_ok(value: object) -> bool:
-    """Only JSON ``true`` is ok (not ``"true"``, not ``1``)."""
-    return value is True
+    """JSON ``true`` or ``false`` (``null``: false); ``"true"``, ``1`` or ``NaN`` garble the
+    answer: a service that says neither may have memory it failed to name."""
+    if value is None or isinstance(value, bool):
+        return value is True
+    raise ValueError(f"{_shown(value)} is neither true nor false")
+
+
+def as_text_or_garbled(value: object) -> str:
+    """A string (``null``: empty); any other type garbles the answer."""
+    if value is None or isinstance(value, str):
+        return value or ""
+    raise ValueError(f"{_shown(value)} is not a string")
+
+
+def _shown(value: object) -> str:
+    shown = repr(value)
+    return shown if len(shown) <= 40 else f"{shown[:37]}..."
 
 
 def as_shown(value: object) -> str:
@@ -56,6 +86,7 @@ def as_shown_if_set(value: object) -> str:
 Text = Annotated[str, PlainValidator(as_text)]
 Int64 = Annotated[int | None, PlainValidator(as_int64)]
 Ok = Annotated[bool, PlainValidator(as_ok)]
+StrictText = Annotated[str, PlainValidator(as_text_or_garbled)]
 Shown = Annotated[str, PlainValidator(as_shown)]
 
 WIRE = ConfigDict(
@@ -64,7 +95,7 @@ WIRE = ConfigDict(
 
 
 class Answer(BaseModel):
-    """A Twirp answer: anything without ``"ok": true`` is not ok."""
+    """A Twirp answer: ``"ok": true`` is ok, false or absent is not, anything else is garbled."""
 
     model_config = WIRE
 
@@ -74,8 +105,8 @@ class Answer(BaseModel):
 class LookupAnswer(Answer):
     """``GetCacheEntryDownloadURL``."""
 
-    signed_download_url: Text = ""
-    matched_key: Text = ""
+    signed_download_url: StrictText = ""
+    matched_key: StrictText = ""
 
 
 class CreateAnswer(Answer):
@@ -120,8 +151,8 @@ class V1Lookup(BaseModel):
 
     model_config = WIRE
 
-    archive_location: Text = ""
-    cache_key: Text = ""
+    archive_location: StrictText = ""
+    cache_key: StrictText = ""
 
 
 class V1Reservation(BaseModel):
@@ -130,6 +161,18 @@ class V1Reservation(BaseModel):
     model_config = WIRE
 
     cache_id: Int64 = None
+
+
+def read_answer(model: type[AnswerT], body: dict[str, Any], what: str) -> AnswerT:
+    """``body`` as ``model``; a garbled answer is a ``ServiceError`` that says what is wrong."""
+    try:
+        return model.model_validate(body)
+    except ValidationError as exc:
+        error = first_error(exc)
+        cause = error.get("ctx", {}).get("error")
+        problem = str(cause) if isinstance(cause, ValueError) else error["msg"]
+        field = location(error, "the answer")
+        raise ServiceError(f"{what} sent a garbled answer: {field}: {problem}") from None
 
 
 def object_or_empty(body: object) -> dict[str, Any]:

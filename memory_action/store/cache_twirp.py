@@ -2,8 +2,9 @@
 
 Requests use proto field names, omit defaults (an empty ``restore_keys``), send int64 as strings
 and never send ``metadata``. Responses are parsed leniently into the models of ``cache_answers``:
-snake_case or lowerCamel names, int64 as a string or a number, and anything without ``"ok":
-true`` is "not ok".
+snake_case or lowerCamel names, int64 as a string or a number, and ``"ok": false`` (or no
+``ok``) is "not ok"; a 2xx that is no JSON object, or whose ``ok`` is neither true nor false, is
+garbled: cache trouble, never a miss.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from typing import Any
 
 import httpx
 
+from memory_action.safety import untrusted_json
 from memory_action.safety.numbers import ascii_int
 from memory_action.store.base import RestoreKeys
 from memory_action.store.cache_answers import (
@@ -23,6 +25,7 @@ from memory_action.store.cache_answers import (
     LookupAnswer,
     TwirpErrorBody,
     object_or_empty,
+    read_answer,
 )
 from memory_action.store.cache_blob import BlobTransfer
 from memory_action.store.cache_http import HttpSession
@@ -73,7 +76,9 @@ def parse_twirp(response: httpx.Response, method: str) -> JsonObject:
     """The JSON body of a 2xx; otherwise the error the JS client would make of it."""
     status = response.status_code
     try:
-        body = json.loads(response.content)
+        body = untrusted_json.loads(response.content)
+    except untrusted_json.UntrustedJsonError as exc:  # the service spoke, but nothing readable
+        raise ServiceError(f"{method} sent a garbled answer: {exc}", status) from None
     except ValueError:
         # The status decides first: the JS client parses before it looks, so it retries even a
         # plain-text denial or conflict; here only a garbled success or a 5xx is tried again.
@@ -81,7 +86,9 @@ def parse_twirp(response: httpx.Response, method: str) -> JsonObject:
             raise TransientError(f"{method}: HTTP {status}, the body is not JSON", status) from None
         raise _twirp_error(method, status, response, "", "") from None
     if 200 <= status < 300:
-        return object_or_empty(body)
+        if not isinstance(body, dict):  # "[]" or "null": no answer to read a miss from
+            raise ServiceError(f"{method} sent a garbled answer: not a JSON object", status)
+        return body
     error = TwirpErrorBody.model_validate(object_or_empty(body))
     raise _twirp_error(method, status, response, error.code, error.msg)
 
@@ -164,9 +171,8 @@ class TwirpCacheClient:
         )
 
     def lookup(self, keys: RestoreKeys, version: str) -> Hit | None:
-        answer = LookupAnswer.model_validate(
-            self.call("GetCacheEntryDownloadURL", lookup_body(keys, version))
-        )
+        method = "GetCacheEntryDownloadURL"
+        answer = read_answer(LookupAnswer, self.call(method, lookup_body(keys, version)), method)
         url = answer.signed_download_url
         if not answer.ok or not url:
             return None
@@ -174,8 +180,8 @@ class TwirpCacheClient:
         return Hit(matched_key=answer.matched_key or keys.primary, url=url)
 
     def reserve(self, key: str, version: str, size: int) -> Reservation:
-        result = self.call("CreateCacheEntry", create_body(key, version))
-        answer = CreateAnswer.model_validate(result)
+        method = "CreateCacheEntry"
+        answer = read_answer(CreateAnswer, self.call(method, create_body(key, version)), method)
         message = answer.message
         if not answer.ok:
             if message.startswith(WRITE_DENIED_PREFIX):
@@ -192,7 +198,8 @@ class TwirpCacheClient:
 
     def finalize(self, reservation: Reservation, size: int) -> None:
         body = finalize_body(reservation.key, reservation.version, size)
-        answer = FinalizeAnswer.model_validate(self.call("FinalizeCacheEntryUpload", body))
+        method = "FinalizeCacheEntryUpload"
+        answer = read_answer(FinalizeAnswer, self.call(method, body), method)
         if not answer.ok:
             message = answer.message or "no reason given"
             raise ServiceError(f"FinalizeCacheEntryUpload failed: {message}")

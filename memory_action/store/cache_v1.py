@@ -17,8 +17,15 @@ from urllib.parse import quote
 
 import httpx
 
+from memory_action.safety import untrusted_json
 from memory_action.store.base import RestoreKeys
-from memory_action.store.cache_answers import V1ErrorBody, V1Lookup, V1Reservation, object_or_empty
+from memory_action.store.cache_answers import (
+    V1ErrorBody,
+    V1Lookup,
+    V1Reservation,
+    object_or_empty,
+    read_answer,
+)
 from memory_action.store.cache_blob import BlobTransfer, file_slice
 from memory_action.store.cache_http import HttpSession
 from memory_action.store.cache_protocol import (
@@ -53,7 +60,7 @@ def pretty_json(body: dict[str, Any]) -> bytes:
 
 def _message(response: httpx.Response) -> str:
     try:
-        body = json.loads(response.content)
+        body = untrusted_json.loads(response.content)
     except ValueError:
         return ""
     return V1ErrorBody.model_validate(object_or_empty(body)).text()
@@ -76,10 +83,12 @@ def check_v1(response: httpx.Response, what: str) -> None:
 
 def _json_object(response: httpx.Response, what: str) -> dict[str, Any]:
     try:
-        body = json.loads(response.content)
+        body = untrusted_json.loads(response.content)
     except ValueError:
         raise ServiceError(f"{what}: the body is not JSON", response.status_code) from None
-    return object_or_empty(body)
+    if not isinstance(body, dict):  # "[]" or "null": no answer to read a miss from
+        raise ServiceError(f"{what} sent a garbled answer: not a JSON object", response.status_code)
+    return body
 
 
 class V1CacheClient:
@@ -145,7 +154,7 @@ class V1CacheClient:
         response = self._request("GET", lookup_resource(keys, version), "cache lookup")
         if response.status_code == 204:
             return None
-        found = V1Lookup.model_validate(_json_object(response, "cache lookup"))
+        found = read_answer(V1Lookup, _json_object(response, "cache lookup"), "cache lookup")
         url = found.archive_location
         if not url:
             return None

@@ -39,6 +39,7 @@ from typing import Protocol
 from pydantic import BaseModel, ValidationError
 
 from memory_action.memory.state import EXPECTED_FILES, STATE_DIR
+from memory_action.safety import untrusted_json
 from memory_action.safety.outgoing import Form, SafeText, gate
 from memory_action.safety.trees import remove_tree
 from memory_action.store.base import ListedEntry, RestoreKeys, RestoreResult, SaveResult
@@ -117,7 +118,7 @@ def entry_of(snapshot: FolderSnapshot) -> GitEntry | None:
     if snapshot.files is None:
         return None
     try:
-        meta = _EntryMeta.model_validate(json.loads(snapshot.files.get(ENTRY_FILE, "")))
+        meta = _EntryMeta.model_validate(untrusted_json.loads(snapshot.files.get(ENTRY_FILE, "")))
     except (ValueError, ValidationError):
         return None
     if meta.format != ENTRY_FORMAT:

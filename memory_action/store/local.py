@@ -37,6 +37,7 @@ from typing import Annotated, Any, Literal, Protocol
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError
 
+from memory_action.safety import untrusted_json
 from memory_action.safety.trees import MAX_TREE_DEPTH, discard_tree, remove_tree
 from memory_action.safety.untrusted_json import first_error
 from memory_action.store.base import RestoreKeys, RestoreResult, SaveResult
@@ -350,7 +351,7 @@ def _load_entry(directory: Path) -> _Entry:
     except OSError as error:
         raise _CorruptEntry(f"{_ENTRY_FILE} cannot be read: {error}") from None
     try:
-        document = json.loads(raw.decode("utf-8"))
+        document = untrusted_json.loads(raw.decode("utf-8"))
     except ValueError as error:
         raise _CorruptEntry(f"{_ENTRY_FILE} is not valid JSON: {error}") from None
     if not isinstance(document, dict):

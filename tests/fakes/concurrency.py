@@ -18,7 +18,7 @@ import dataclasses
 import io
 import json
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from contextlib import redirect_stderr, redirect_stdout
 from dataclasses import dataclass
 from pathlib import Path
@@ -77,12 +77,15 @@ def run_once(
     *,
     lossless: bool,
     store: str = "cache",
+    ref: str = MAIN_REF,
+    inputs: Mapping[str, str] | None = None,
 ) -> _Ran:
-    """One push run on main with ``model``; its log and job summary."""
-    extra = {**service.env(), "INPUT_MEMORY_STORE": store}
+    """One push run on main (or ``ref``) with ``model``; its log and job summary. ``inputs``:
+    more of the action's inputs (``INPUT_...``)."""
+    extra = {**service.env(), "INPUT_MEMORY_STORE": store, **(inputs or {})}
     runner = CacheRunner(root / f"run-{run_id}", extra_env=extra, run_id=run_id - 1)
     runner.root.mkdir(parents=True)
-    env = runner.env("push", push_event(), MAIN_REF)
+    env = runner.env("push", {**push_event(), "ref": ref}, ref)
     out = io.StringIO()
     workflow = Workflow(env, out=out)
     settings = parse_settings(env)

@@ -28,8 +28,8 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler
 from typing import Any
 
+from memory_action.evaluation.local_server import LocalServer, send_json
 from tests.fakes.diligent_reviewer import DiligentReviewer, ToolCall
-from tests.fakes.local_server import LocalServer, send_json
 from tests.fakes.openai_stub import answer_reply, tool_call_reply
 
 CHARS_PER_TOKEN = 4

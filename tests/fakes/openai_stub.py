@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler
 from typing import Any
 
-from tests.fakes.local_server import LocalServer, send_json
+from memory_action.evaluation.local_server import LocalServer, send_json
 
 HANG_LIMIT_S = 30.0  # a hung reply gives up after this, even if the stub is never closed
 

@@ -8,7 +8,6 @@ default (as the runner does), ``GITHUB_*``, an event file, ``GITHUB_OUTPUT`` and
 from __future__ import annotations
 
 import io
-import json
 import os
 import re
 import time
@@ -20,6 +19,14 @@ from typing import Any
 
 from langchain_core.language_models import BaseChatModel
 
+from memory_action.evaluation.runner_env import (
+    INPUT_DEFAULTS,
+    JOB,
+    Repository,
+    RunFiles,
+    parse_outputs,
+    runner_env,
+)
 from memory_action.main import main
 from tests.fakes.github_api import API_URL, BASE_SHA, HEAD_SHA, REPOSITORY, WORKFLOW_REF
 
@@ -38,26 +45,8 @@ SCRUBBED_PREFIXES = (
     "LANGSMITH_",
     "LANGCHAIN_",
 )
-JOB = "review"  # GITHUB_JOB of every run
-ACTION_DEFAULTS = {
-    "enable_memory": "true",
-    "memory_scope": "repo",
-    "agent_name": "memory-agent",
-    "memory_path": ".agent-memory",
-    "memory_sources": "AGENTS.md",
-    "github_token": TOKEN,
-    "model": "github:openai/gpt-4.1-mini",
-    "model_base_url": "",
-    "model_api_key": "",
-    "prompt": "",
-    "mode": "auto",
-    "max_memory_kb": "auto",
-    "timeout_minutes": "10",
-    "post_comment": "true",
-    "max_input_tokens": "",
-    "max_model_calls": "12",
-    "exclude": "",
-}
+ACTION_DEFAULTS = {**INPUT_DEFAULTS, "github_token": TOKEN}
+GITHUB = Repository(full_name=REPOSITORY, api_url=API_URL, workflow_ref=WORKFLOW_REF)
 
 
 def child_env(work: Path, *, code: Path = REPO_ROOT, **extra: str) -> dict[str, str]:
@@ -166,35 +155,17 @@ class ActionRunner:
 
     def env(self, event_name: str, event: dict[str, Any], ref: str) -> dict[str, str]:
         self.run_id += 1
-        self.workspace.mkdir(parents=True, exist_ok=True)
-        run_dir = self.root / f"run-{self.run_id}"
-        run_dir.mkdir()
-        event_path = run_dir / "event.json"
-        event_path.write_text(json.dumps(event))
-        (run_dir / "output").touch()
-        (run_dir / "summary").touch()
-        inputs = {**ACTION_DEFAULTS, **self.inputs}
-        env = {f"INPUT_{name.upper()}": value for name, value in inputs.items()}
-        env.update(
-            GITHUB_ACTIONS="true",
-            GITHUB_EVENT_NAME=event_name,
-            GITHUB_EVENT_PATH=str(event_path),
-            GITHUB_REPOSITORY=REPOSITORY,
-            GITHUB_REF=ref,
-            GITHUB_SHA=HEAD_SHA,
-            GITHUB_RUN_ID=str(self.run_id),
-            GITHUB_RUN_ATTEMPT="1",
-            GITHUB_JOB=JOB,
-            GITHUB_WORKFLOW_REF=WORKFLOW_REF,
-            GITHUB_ACTOR="mona",
-            GITHUB_SERVER_URL="https://github.com",
-            GITHUB_API_URL=API_URL,
-            GITHUB_WORKSPACE=str(self.workspace),
-            GITHUB_OUTPUT=str(run_dir / "output"),
-            GITHUB_STEP_SUMMARY=str(run_dir / "summary"),
-            RUNNER_TEMP=str(run_dir),
-            MEMORY_AGENT_STORE_DIR=str(self.store_dir),
-            LANGSMITH_TRACING="false",
+        env = runner_env(
+            files=RunFiles(folder=self.root / f"run-{self.run_id}"),
+            repository=GITHUB,
+            event_name=event_name,
+            event=event,
+            ref=ref,
+            sha=HEAD_SHA,
+            run_id=self.run_id,
+            inputs={"github_token": TOKEN, **self.inputs},
+            workspace=self.workspace,
+            store_dir=self.store_dir,
         )
         env.update(self.extra_env)
         return env
@@ -233,11 +204,3 @@ def is_save_key(key: str, prefix: str, run_id: int) -> bool:
     """Whether ``key`` is the save key of run ``run_id``'s job under ``prefix`` (its last part
     is random: ``<run_id>-<attempt>-<job>-<nonce>``)."""
     return re.fullmatch(rf"{re.escape(prefix)}{run_id}-1-{JOB}-[0-9a-f]{{8}}", key) is not None
-
-
-def parse_outputs(text: str) -> dict[str, str]:
-    """Parse ``name<<DELIM`` heredocs as the runner does."""
-    outputs: dict[str, str] = {}
-    for match in re.finditer(r"^(\w+)<<(\S+)\n(.*?)\n\2$", text, re.DOTALL | re.MULTILINE):
-        outputs[match.group(1)] = match.group(3)
-    return outputs

@@ -261,6 +261,33 @@ def test_a_model_that_never_stops_fails_the_run_and_saves_nothing(
     assert "memory-agent failed" in outcome.summary
 
 
+def repeating_model() -> ScriptedChatModel:
+    """Writes memory, then repeats one refused edit until it is stopped, never answering."""
+    refused = {"file_path": "src/fetch.py", "old_string": "get", "new_string": "fetch"}
+    steps = [tool_call("write_file", {"file_path": MEMORY, "content": LESSON})]
+    steps += [tool_call("edit_file", refused, call_id=f"call_{n}") for n in range(11)]
+    return ScriptedChatModel.from_script(*steps)
+
+
+def test_memory_written_in_a_conversation_whose_answer_was_not_used_is_not_saved(
+    runner: ActionRunner, github: FakeGitHub
+) -> None:
+    """Issue 26: the edit of a conversation that ended in a loop was saved and proposed ticked."""
+    outcome = runner.run("pull_request", pull_request_event(), PR_REF, repeating_model())
+
+    assert outcome.exit_code == 0, outcome.stdout + outcome.stderr
+    assert outcome.outputs["outcome"] == "partial"
+    assert outcome.outputs["memory_changed"] == "false"
+    store = LocalDirectoryStore(runner.store_dir)
+    for entry in store.entries():  # the findings ledger may be saved; the edit never is
+        assert "tenacity" not in store.read_entry(entry.key).get("AGENTS.md", "")
+    [comment] = github.bodies(7)
+    for shown in (comment, outcome.summary):
+        assert "No part of the review could be used" in shown
+        assert "Network calls retry with tenacity" not in shown  # neither saved nor proposed
+        assert "Memory edits made in a conversation whose answer could not be used" in shown
+
+
 def test_memory_files_in_the_checkout_are_never_loaded_as_memory(
     runner: ActionRunner, github: FakeGitHub
 ) -> None:

@@ -273,6 +273,30 @@ def test_a_failing_restore_warns_and_the_run_goes_on_without_memory(
     assert [c for c in github.bodies(7) if "Looks fine." in c]  # the review was still posted
 
 
+DEEP = b"[" * 20_000 + b"]" * 20_000
+
+
+@pytest.mark.parametrize(
+    "body", [b'{"ok":"yes","signed_download_url":"x"}', b'{"ok":NaN}', b'{"ok":' + DEEP + b"}"]
+)
+def test_a_garbled_lookup_answer_warns_and_the_run_saves_nothing_over_memory_it_never_read(
+    runner: CacheRunner, service: FakeCacheService, github: FakeGitHub, body: bytes
+) -> None:
+    push(runner, service)
+    saves = len(service.requests_to(CREATE))
+    service.fail(LOOKUP, Fault.replace_body(body))
+
+    outcome = push(runner, service, content="# Conventions\n\n- Only this.\n")
+
+    assert outcome.exit_code == 0, outcome.stdout
+    [warning] = warnings(outcome.stdout)
+    assert "Memory was not restored" in warning
+    assert "GetCacheEntryDownloadURL sent a garbled answer: " in warning
+    assert "Cache not found" not in outcome.stdout
+    assert len(service.requests_to(CREATE)) == saves  # memory saved before is still the newest
+    assert outcome.outputs["memory_hit"] == "false"
+
+
 def test_retries_wait_like_the_js_client_on_the_fake_clock(
     runner: CacheRunner, service: FakeCacheService, github: FakeGitHub, sleeps: list[float]
 ) -> None:

@@ -232,10 +232,36 @@ def test_an_invalid_download_url_is_a_miss_with_a_warning(saved: CacheHarness) -
     assert "not valid" in warning
 
 
-@pytest.mark.parametrize("body", [b"{}", b'{"ok":false}', b"[]", b'{"ok":"true"}', b"null"])
-def test_anything_but_ok_true_is_a_miss(saved: CacheHarness, body: bytes) -> None:
+@pytest.mark.parametrize("body", [b"{}", b'{"ok":false}', b'{"ok":null}'])
+def test_ok_false_or_absent_is_a_miss(saved: CacheHarness, body: bytes) -> None:
     saved.service.fail(LOOKUP, Fault.replace_body(body), Fault.replace_body(body))
     assert restore(saved) == (False, "")
+    assert saved.read_memory() == {"AGENTS.md": "local"}
+
+
+@pytest.mark.parametrize(
+    ("body", "said"),
+    [
+        (b'{"ok":"yes","signed_download_url":"x"}', "ok: 'yes' is neither true nor false"),
+        (b'{"ok":NaN}', "ok: nan is neither true nor false"),
+        (b'{"ok":"true"}', "ok: 'true' is neither true nor false"),
+        (b'{"ok":1}', "ok: 1 is neither true nor false"),
+        (b'{"ok":true,"signed_download_url":["x"]}', "signed_download_url: ['x'] is not a"),
+        (b"[]", "not a JSON object"),
+        (b"null", "not a JSON object"),
+        (b"[" * 20_000 + b"]" * 20_000, "JSON nested deeper than 200 levels is refused"),
+    ],
+)
+def test_a_garbled_lookup_answer_is_cache_trouble_not_a_miss(
+    saved: CacheHarness, body: bytes, said: str
+) -> None:
+    """Read as a miss, it would let the run save over memory it never read."""
+    saved.service.fail(LOOKUP, Fault.replace_body(body))
+    hit, warning = restore(saved)
+    assert not hit
+    assert f"GetCacheEntryDownloadURL sent a garbled answer: {said}" in warning
+    assert "\n" not in warning
+    assert len(saved.service.requests_to(LOOKUP)) == 1  # no second lookup reads it as a miss
     assert saved.read_memory() == {"AGENTS.md": "local"}
 
 
@@ -302,6 +328,28 @@ def test_two_truncated_downloads_are_a_miss_and_the_folder_is_untouched(
     assert not hit
     assert warning
     assert saved.read_memory() == {"AGENTS.md": "local"}
+
+
+def test_a_restore_after_a_failed_download_downloads_again_cleanly(saved: CacheHarness) -> None:
+    # The first restore's download fails on both attempts; the run's next restore from the same
+    # store (another layer, or the same entry again) downloads it afresh. It used to fail at
+    # once with "[Errno 17] File exists": the failed download's folder was made again.
+    saved.service.fail(BLOB_GET, Fault.truncate(), Fault.truncate())
+    store = saved.store()
+    keys = RestoreKeys(primary="mem-1")
+
+    failed = store.restore(keys, saved.folder)
+    assert not failed.hit
+    assert "blob download failed after 2 attempt(s)" in (failed.warning or "")
+
+    again = store.restore(keys, saved.folder)
+    assert (again.hit, again.warning) == (True, None)
+    assert saved.read_memory() == {"AGENTS.md": "saved"}
+    assert len(saved.service.requests_to(BLOB_GET)) == 3
+    assert "File exists" not in saved.out.getvalue() + (failed.warning or "")
+    # The failed download left no partial archive: the one file is the entry kept for the run.
+    kept = [p.name for p in (saved.root / "runner_temp").rglob("*") if p.is_file()]
+    assert kept == ["cache.tzst"]
 
 
 def test_a_truncated_twirp_response_is_retried(saved: CacheHarness) -> None:

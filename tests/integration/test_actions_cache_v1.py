@@ -90,6 +90,29 @@ def test_v1_miss_is_204(cache: CacheHarness) -> None:
     assert len(cache.service.requests_to(V1_LOOKUP)) == 2  # zstd, then gzip
 
 
+@pytest.mark.parametrize(
+    ("body", "said"),
+    [
+        (b'{"archiveLocation":5,"cacheKey":"mem-1"}', "archiveLocation: 5 is not a string"),
+        (b'{"archiveLocation":NaN}', "archiveLocation: nan is not a string"),
+        (b'{"archiveLocation":"x","cacheKey":false}', "cacheKey: False is not a string"),
+        (b"[]", "not a JSON object"),
+    ],
+)
+def test_v1_a_garbled_lookup_answer_is_cache_trouble_not_a_miss(
+    cache: CacheHarness, body: bytes, said: str
+) -> None:
+    store = cache.store("v1")
+    cache.write_memory({"AGENTS.md": "saved"})
+    assert store.save("mem-1", cache.folder).saved  # the lookup answers 200, not 204
+    cache.service.requests.clear()
+    cache.service.fail(V1_LOOKUP, Fault.replace_body(body))
+    result = store.restore(RestoreKeys(primary="mem-1"), cache.folder)
+    assert not result.hit
+    assert f"cache lookup sent a garbled answer: {said}" in (result.warning or "")
+    assert len(cache.service.requests_to(V1_LOOKUP)) == 1
+
+
 def test_v1_read_only_token(cache: CacheHarness) -> None:
     token = cache.service.add_run(["refs/heads/main"], read_only=True)
     cache.write_memory({"AGENTS.md": "a"})

@@ -128,3 +128,31 @@ def test_a_rollback_to_a_state_holding_a_secret_or_over_budget_is_refused(
     assert code != 0 and "Not rolled back" in err and "over the memory budget" in err
     code, out, _ = run_cli(capsys, "memory", "log", *store)
     assert len(out.splitlines()) == before + 1  # only the import of big.md was saved
+
+
+@pytest.mark.parametrize("where", ["local", "git"])
+def test_an_export_of_an_entry_holding_a_secret_writes_it_redacted(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, github: FakeGitHub, where: str
+) -> None:
+    """An entry that holds a secret (planted on the branch, or saved before a detector knew its
+    shape) leaves the store only through the gate: the export shows where it was, not what."""
+    store = ["--repo", REPOSITORY] if where == "git" else ["--store-dir", str(tmp_path / "store")]
+    held = f"- Deploy with {TOKEN_LIKE}\n"
+    run_cli(capsys, "memory", "import", str(memory_file(tmp_path, "a.md", FIRST)), *store)
+    if where == "git":
+        github.git.commit_files(MEMORY_BRANCH, {f"{COMMITTED}AGENTS.md": held}, "planted")
+    else:
+        planted = tmp_path / "planted"
+        planted.mkdir()
+        (planted / "AGENTS.md").write_text(held, encoding="utf-8")
+        (planted / "provenance.json").write_text(json.dumps({held: {"run": "1"}}))
+        local = LocalDirectoryStore(tmp_path / "store")
+        imported = local.entries()[0].key  # the layer the CLI keeps, under its repository
+        local.save(imported.rsplit("/", 1)[0] + "/planted-1", planted)
+    exported = tmp_path / "out" / "AGENTS.md"
+    code, out, err = run_cli(capsys, "memory", "export", "--out", str(exported), *store)
+    assert code == 0, err
+    written = exported.read_text() + (tmp_path / "out" / "AGENTS.provenance.json").read_text()
+    assert TOKEN_LIKE not in written and TOKEN_LIKE[4:12] not in written + out
+    assert "- Deploy with [REDACTED" in exported.read_text()
+    assert "redacted" in out

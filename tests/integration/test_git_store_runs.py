@@ -111,3 +111,52 @@ def test_a_refused_migration_and_save_are_reported_once(
     later = reader()
     run(tmp_path, 3, service, later, "auto")
     assert "Second fact" in later.system_prompts[0]  # saved to the cache, read from it
+
+
+# A Slack bot token pasted into a branch name (Slack's documented xoxb- shape, fake digits).
+BRANCH_TOKEN = "xoxb-2048193740-4817302958163-Qm7vTz3KpX9wLr2NbH6yDs4F"
+
+
+def test_a_secret_in_a_branch_name_is_in_no_folder_entry_or_key_of_the_memory_branch(
+    tmp_path: Path,
+) -> None:
+    """Branch memory is kept in a folder named by the branch: the token in the branch's name is
+    a hash there, in entry.json and in the commit, and the next run on the branch finds it."""
+    ref = f"refs/heads/fix/{BRANCH_TOKEN}"
+    github = FakeGitHub()
+    with FakeCacheService([ref]) as service, default_tuning(fast_tuning([])), github.serve():
+        github.cache = service
+        inputs = {"INPUT_MEMORY_SCOPE": "branch"}
+        with redirect_stdout(io.StringIO()), redirect_stderr(io.StringIO()):
+            run_once(
+                tmp_path, 1, service, writer(), store="git", ref=ref, inputs=inputs, lossless=True
+            )
+            evict_everything(service)
+            second = run_once(
+                tmp_path, 2, service, reader(), store="git", ref=ref, inputs=inputs, lossless=True
+            )
+    head = github.git.head(MEMORY_BRANCH)
+    assert head is not None
+    written = [path for path in head.files if path.endswith("/AGENTS.md")]
+    assert len(written) == 1 and "/branch/fix%2F~" in written[0], written
+    assert head.files[written[0]] == FACT
+    for commit in github.git.log(MEMORY_BRANCH):
+        assert BRANCH_TOKEN[5:] not in repr((commit.files, commit.headline, commit.body))
+    assert "memory-agent/v1/memory-agent/branch/fix%2F~" in second.log  # restored from git
+
+
+def test_the_job_log_shows_the_cache_keys_of_branch_memory(tmp_path: Path) -> None:
+    """A key is what a user debugging a restore needs: "Cache hit for restore-key: <key>" and
+    "Cache saved with key: <key>" show it, also when its parts are encoded or mixed-case."""
+    ref = "refs/heads/feature/Login_Flow"
+    github = FakeGitHub()
+    with FakeCacheService([ref]) as service, default_tuning(fast_tuning([])), github.serve():
+        github.cache = service
+        inputs = {"INPUT_MEMORY_SCOPE": "branch"}
+        with redirect_stdout(io.StringIO()), redirect_stderr(io.StringIO()):
+            first = run_once(tmp_path, 1, service, writer(), ref=ref, inputs=inputs, lossless=True)
+            second = run_once(tmp_path, 2, service, reader(), ref=ref, inputs=inputs, lossless=True)
+    prefix = "memory-agent/v1/memory-agent/branch/feature%2FLogin_Flow/committed/"
+    assert f"Cache saved with key: {prefix}" in first.log, first.log
+    assert f"Cache hit for restore-key: {prefix}" in second.log, second.log
+    assert "REDACTED" not in first.log + second.log

@@ -1,11 +1,11 @@
 """The GitHub fakes refuse what GitHub's published descriptions refuse.
 
-``tests/fakes/github_contract.py`` checks every request to the fakes and every answer they give
-against the REST OpenAPI description of api.github.com and the GraphQL schema (npm packages in
-``tests/interop``); ``tests/conftest.py`` fails any test that left a violation. These tests show
-that the check catches a request GitHub refuses and a canned answer GitHub would never give,
-through the fake as the code under test meets it. Without the descriptions they skip, except under
-``CI=true``, where they fail.
+``memory_action.evaluation.github.contract`` checks every request to the fakes and every answer
+they give against the REST OpenAPI description of api.github.com and the GraphQL schema (npm
+packages in ``tests/interop``); ``tests/conftest.py`` fails any test that left a violation.
+These tests show that the check catches a request GitHub refuses and a canned answer GitHub
+would never give, through the fake as the code under test meets it. Without the descriptions
+they skip, except under ``CI=true``, where they fail.
 """
 
 from __future__ import annotations
@@ -16,10 +16,10 @@ from collections.abc import Iterator
 
 import pytest
 
+from memory_action.evaluation.github import contract as github_contract
 from memory_action.github.client import GitHubClient
 from memory_action.safety.outgoing import gate
 from memory_action.store.git_remote import COMMIT, GitHubGitRemote
-from tests.fakes import github_contract
 from tests.fakes.github_api import (
     API_URL,
     REPOSITORY,

@@ -9,11 +9,11 @@ from collections.abc import Iterator
 
 import pytest
 
+from memory_action.evaluation.github.http import GitHubHttpServer
 from memory_action.github.client import GitHubClient
 from memory_action.safety.outgoing import gate
 from tests.fakes.click_corpus import ClickCorpus, CorpusPull, git
 from tests.fakes.github_api import REPOSITORY, FakeGitHub
-from tests.fakes.github_http import GitHubHttpServer
 from tests.fakes.runner import TOKEN
 
 MANY_FILES = "718485be"  # 34 changed files

@@ -11,13 +11,19 @@ import pytest
 import requests
 
 from memory_action.errors import GitHubError
+from memory_action.evaluation.github import contract as github_contract
+from memory_action.evaluation.github.reviews import (
+    NOT_IN_DIFF,
+    START_NOT_IN_HUNK,
+    SUGGESTION_ON_LEFT,
+    Comparison,
+)
 from memory_action.github.client import GitHubClient
 from memory_action.github.pull_request import CommentPermissionError
 from memory_action.github.reviews import REVIEW_BATCH, InlineComment
 from memory_action.review.anchors import anchor
 from memory_action.review.findings import Finding
 from memory_action.safety.outgoing import gate
-from tests.fakes import github_contract
 from tests.fakes.github_api import (
     API_URL,
     BOT_LOGIN,
@@ -26,12 +32,6 @@ from tests.fakes.github_api import (
     FakeGitHub,
     FakePullRequest,
     changed_file,
-)
-from tests.fakes.github_reviews import (
-    NOT_IN_DIFF,
-    START_NOT_IN_HUNK,
-    SUGGESTION_ON_LEFT,
-    Comparison,
 )
 
 NUMBER = 7
@@ -294,7 +294,7 @@ def test_feedback_of_a_pull_request_without_review_comments(github: FakeGitHub) 
 def test_compare_gives_the_status_and_the_files(github: FakeGitHub, status: str) -> None:
     files = [changed_file("src/small.py", SMALL_PATCH)]
     github.reviews.compare_as(
-        "a" * 40, "b" * 40, Comparison(status, files, ahead_by=2, behind_by=1)
+        "a" * 40, "b" * 40, Comparison(status=status, files=files, ahead_by=2, behind_by=1)
     )
     found = client().compare("a" * 40, "b" * 40)
     assert found is not None
@@ -309,7 +309,7 @@ def test_compare_with_a_commit_gone_after_a_force_push_is_none(github: FakeGitHu
 def test_compare_with_an_unknown_status_is_an_error(github: FakeGitHub) -> None:
     """A status GitHub's description does not list (a future one): the fake's answer breaks the
     contract on purpose, and the contract check says so."""
-    github.reviews.compare_as("a" * 40, "b" * 40, Comparison("sideways", []))
+    github.reviews.compare_as("a" * 40, "b" * 40, Comparison(status="sideways", files=[]))
     with pytest.raises(GitHubError, match="unknown status 'sideways'"):
         client().compare("a" * 40, "b" * 40)
     assert [p for p in github_contract.take() if "'sideways' is not one of" in p]

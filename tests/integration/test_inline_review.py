@@ -11,13 +11,13 @@ from typing import Any
 
 import pytest
 
+from memory_action.evaluation.github.reviews import Comparison
 from memory_action.github.pull_request import ChangedFile
 from memory_action.review.answer import ANSWER_TOOL
 from memory_action.review.findings import Finding
 from memory_action.review.ledger import fingerprint
 from memory_action.store.local import LocalDirectoryStore
 from tests.fakes.github_api import HEAD_SHA, FakeGitHub, FakePullRequest, changed_file
-from tests.fakes.github_reviews import Comparison
 from tests.fakes.runner import ActionRunner, RunOutcome, pull_request_event, reply_event
 from tests.fakes.scripted_model import ScriptedChatModel, tool_call
 
@@ -72,7 +72,7 @@ def github() -> Iterator[FakeGitHub]:
 def push(github: FakeGitHub, head: str, found: list[dict[str, Any]], status: str = "ahead") -> None:
     pull = github.pulls[7]
     changed = [f for f in found if f not in pull.files]
-    github.reviews.compare_as(pull.head_sha, head, Comparison(status, changed))
+    github.reviews.compare_as(pull.head_sha, head, Comparison(status=status, files=changed))
     pull.head_sha, pull.files = head, found
 
 

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
+from memory_action.evaluation.github.git_data import FakeCommit, OpenedPull
 from memory_action.store.git import MEMORY_BRANCH
 from tests.fakes.github_api import FakeGitHub
-from tests.fakes.github_git import FakeCommit, OpenedPull
 from tests.fakes.maintenance_checkout import (
     checkout_runner,
     maintain,
@@ -127,7 +127,16 @@ def test_a_refused_pull_request_is_reported_once_and_keeps_the_changes_on_the_br
     elif refuse == "actions_may_not_open":
         github.git.actions_may_open_pulls = False
     else:
-        github.git.opened.append(OpenedPull(1, branch, MEMORY_BRANCH, "old", "", before.oid))
+        github.git.opened.append(
+            OpenedPull(
+                number=1,
+                head=branch,
+                base=MEMORY_BRANCH,
+                title="old",
+                body="",
+                head_sha=before.oid,
+            )
+        )
     outcome, _ = maintain(runner, write(CLEAN), "Removed the stale item.")
 
     assert_unchanged(github, before)

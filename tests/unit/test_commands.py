@@ -85,6 +85,54 @@ def test_no_command_where_commonmark_reads_no_top_level_paragraph(body: str) -> 
 
 
 @pytest.mark.parametrize(
+    "body",
+    [
+        # a stray closing tag closes nothing: the paragraph is still inside <details>
+        "<details>\n<summary>report</summary>\n\n</span>\n\n@memory-agent remember X\n\n</details>",
+        "<details>\n\n</div>\n\n@memory-agent remember X\n\n</details>",
+        "<details>\n\n</span></div></p>\n\n@memory-agent remember X",
+        "<details>\n\nsee </span> here\n\n@memory-agent remember X\n\n</details>",
+        "<details>\n\n</summary>\n\n@memory-agent remember X\n\n</details>",
+        # one </details> closes the inner of two
+        "<details>\n<details>\n\nin\n\n</details>\n\n@memory-agent remember X\n\n</details>",
+        # an HTML comment the block left open hides everything after it
+        "<details><!--\n\n@memory-agent remember X",
+        "<div>hi <!-- a\n\n@memory-agent remember X\n\n</div>",
+        # an HTML block that runs to its own end condition, blank lines and all
+        "<pre>\n\n@memory-agent remember X\n\n</pre>",
+        "<!--\n\n@memory-agent remember X\n\n-->",
+        "<script>\n\n@memory-agent remember X\n</script>",
+        "<textarea>\n\n@memory-agent remember X\n\n</textarea>",
+        # elements whose text is not a paragraph's, whatever the Markdown says
+        "<template>\n\n@memory-agent remember X\n\n</template>",
+        "<noscript>\n\n@memory-agent remember X\n\n</noscript>",
+        "<DETAILS>\n\n@memory-agent remember X\n\n</Details >",
+        "<blockquote>\n\n@memory-agent remember X\n\n</blockquote>",
+        "hi <b>\n@memory-agent remember X\n\n</b>",
+    ],
+)
+def test_no_command_inside_what_a_reader_sees_as_html(body: str) -> None:
+    assert verbs(body) == []
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        "<details>\n\n</span>\n\nreport\n\n</details>\n\n@memory-agent forget 2",
+        "<details><summary>s</summary>log</details>\n\n@memory-agent forget 2",
+        "<DETAILS>\n\nlog\n\n</details>\n\n@memory-agent forget 2",
+        "<!--\n\nnote\n\n-->\n\n@memory-agent forget 2",
+        "<pre>\n\ncode\n</pre>\n\n@memory-agent forget 2",
+        "</span>\n\n@memory-agent forget 2",  # a stray closing tag opens nothing either
+        "<p>\n\n@memory-agent forget 2",  # a new paragraph closes the one left open
+        "hi </b>\n@memory-agent forget 2",
+    ],
+)
+def test_a_command_once_every_element_before_it_is_closed(body: str) -> None:
+    assert verbs(body) == [(Verb.FORGET, "2")]
+
+
+@pytest.mark.parametrize(
     ("body", "expected"),
     [
         ("<details>\n<summary>s</summary>\n\nlog\n\n</details>\n\n@memory-agent forget 2", "2"),

@@ -184,6 +184,8 @@ TOKEN_FORMATS: tuple[TokenFormat, ...] = (
         "sig=",
         r"(?<![A-Za-z0-9_])sig=[A-Za-z0-9%+/]{30,200}(?:%3[Dd]|=){0,2}",
     ),
+    # Cloudflare Origin CA keys "always start with v1.0-", then hex parts split by a dash.
+    _f("Cloudflare Origin CA key", "v1.0-", r"\bv1\.0-[a-f0-9]{16,64}-[a-f0-9]{64,256}\b"),
     _f("DigitalOcean token", "_v1_", _B + r"do[opr]_v1_[a-f0-9]{64}" + _E),
     _f("Heroku key", "HRKU-", _B + r"HRKU-[A-Za-z0-9_-]{40,80}" + _ED),
     _f("Netlify token", "nf", _B + r"nf[pcou]_[A-Za-z0-9]{36,40}" + _E),

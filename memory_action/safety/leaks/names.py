@@ -40,6 +40,7 @@ _NOT_CREDENTIAL_KEYS = frozenset(
     str.split(
         "public pub foreign sort partition cache idempotency row lookup i18n translation"
         " dict map composite unique index hash routing object bucket registry kid host"
+        " restore matched"  # a cache's keys: actions/cache's restore-key, cache-matched-key
     )
 )
 # Run-together names (``PGPASSWORD``, ``MYTOKEN``) end with one of these.

@@ -18,7 +18,12 @@ from collections.abc import Iterator
 
 from memory_action.safety.leaks.candidate import CREDENTIAL, PRIORITY, URL_PASSWORD, Candidate
 from memory_action.safety.leaks.names import Strength, credential_strength
-from memory_action.safety.leaks.shape import is_digest, looks_like_password, looks_like_token
+from memory_action.safety.leaks.shape import (
+    is_digest,
+    is_type_annotation,
+    looks_like_password,
+    looks_like_token,
+)
 
 _MAX_NAME = 80
 _NAME_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-")
@@ -46,9 +51,20 @@ def context_candidates(text: str) -> Iterator[Candidate]:
     yield from _userinfo_candidates(text)
     yield from _command_candidates(text)
     yield from _bearer_candidates(text)
+    yield from _app_settings_candidates(text)
+    yield from _pgpass_candidates(text)
+    yield from _function_key_candidates(text)
+    yield from _cookie_candidates(text)
+
+
+# A value that is itself a credential's name, letters only: ``key="ida:ClientSecret"`` in
+# appSettings, ``secretRef: DbPassword``. It says where the secret is, not what it is.
+_NAME_ONLY = re.compile(r"[A-Za-z][A-Za-z:_.-]*")
 
 
 def _judge(value: str, strength: Strength) -> bool:
+    if _NAME_ONLY.fullmatch(value) is not None and credential_strength(value) is not None:
+        return False
     if strength is Strength.PASSWORD:
         return looks_like_password(value)
     return looks_like_token(value)
@@ -85,8 +101,25 @@ def _assignment_candidates(text: str) -> Iterator[Candidate]:
         value = text[start:end]
         if in_prose and is_digest(value):  # "the commit that rotated the token is <sha>"
             continue
+        if _annotated(text[name_end:start]) and is_type_annotation(value):
+            continue  # $password: String!, val token: String?
+        if in_prose and _previous_word(text, name_start).lower() in _SPEAKERS:
+            if _WORD_AND_DIGITS.fullmatch(value) is not None:
+                continue  # "my password is pumpkin88": a line of dialogue
+            strength = Strength.TOKEN  # "my password is ...": random to count
         if _judge(value, strength):
             yield _found(start, end)
+
+
+# "my password is X" is someone speaking (a dialogue, a support example): X counts only when it
+# looks random, as a token must; "the password is X" is a note and keeps the password strength.
+_SPEAKERS = frozenset(("my",))
+_WORD_AND_DIGITS = re.compile(r"[A-Za-z][a-z]+[0-9]{1,4}[!?.]?")
+
+
+def _annotated(separator: str) -> bool:
+    """Whether the text between a name and its value is a ``:`` (a type's place), not ``=``."""
+    return ":" in separator and "=" not in separator
 
 
 def _strength_at(text: str, name_start: int, name_end: int) -> Strength | None:
@@ -219,6 +252,15 @@ _USERINFO = re.compile(
 )
 
 
+# A token as the whole userinfo, no password: https://<token>@github.com/acme/api.git. The
+# user must look random (a token's test), so git@, deploy@ and first.last@ stay names.
+_USER_TOKEN = re.compile(
+    r"(?i)\b[a-z][a-z0-9+.-]{0,20}://(?P<user>[^\s:/@\"'<>]{8,256})@[A-Za-z0-9\[]"
+)
+# Sentry's DSN carries a public key as its user name: the docs call it safe to expose.
+_PUBLIC_KEY_HOSTS = ("sentry.io", "sentry.")
+
+
 def _userinfo_candidates(text: str) -> Iterator[Candidate]:
     if "://" not in text:
         return
@@ -226,6 +268,12 @@ def _userinfo_candidates(text: str) -> Iterator[Candidate]:
         password = match.group("password")
         if password != match.group("user") and looks_like_password(password):
             yield _found(*match.span("password"), kind=URL_PASSWORD)
+    for match in _USER_TOKEN.finditer(text):
+        host = text[match.end() - 1 : match.end() + 80]
+        if any(name in host.split("/", 1)[0] for name in _PUBLIC_KEY_HOSTS):
+            continue
+        if looks_like_token(match.group("user")):
+            yield _found(*match.span("user"))
 
 
 # --- command lines: curl -u, mysql -p, sshpass -p, login -p, openssl pass: ----------------------
@@ -267,3 +315,124 @@ def _after_program(text: str, position: int, programs: tuple[str, ...]) -> bool:
     line_start = text.rfind("\n", max(0, position - _LOOK_BACK), position) + 1
     window = text[max(line_start, position - _LOOK_BACK) : position]
     return any(program in window for program in programs)
+
+
+# --- .NET appSettings: <add key="ClientSecret" value="..." /> -----------------------------------
+
+_APP_SETTING = re.compile(
+    r"""<add[ \t\n]{1,8}key[ \t]{0,4}=[ \t]{0,4}"""
+    r"""(?:"(?P<dname>[^"<>\n]{1,80})"|'(?P<sname>[^'<>\n]{1,80})')"""
+    r"""[ \t\n]{1,8}value[ \t]{0,4}=[ \t]{0,4}"""
+    r"""(?:"(?P<dvalue>[^"\n]{1,512})"|'(?P<svalue>[^'\n]{1,512})')"""
+)
+
+
+def _app_settings_candidates(text: str) -> Iterator[Candidate]:
+    if "<add" not in text:
+        return
+    for match in _APP_SETTING.finditer(text):
+        strength = credential_strength(match.group("dname") or match.group("sname"))
+        group = "dvalue" if match.group("dvalue") is not None else "svalue"
+        if strength is not None and _judge(match.group(group), strength):
+            yield _found(*match.span(group))
+
+
+# --- .pgpass lines: hostname:port:database:username:password -------------------------------------
+
+# PostgreSQL's password file: the first four fields may be ``*``, the port is a number, and a
+# ``:`` or ``\`` inside a field is escaped with ``\``. IPv6 and MAC addresses have fields too
+# short to be a password.
+_PGPASS = re.compile(
+    r"(?m)(?:^|[\s\"'`=>])(?P<host>[A-Za-z0-9.*_-]{1,253}):(?P<port>[0-9]{1,5}|\*):"
+    r"(?P<database>[^:\s\"'`]{1,63}):(?P<user>[^:\s\"'`]{1,63}):"
+    r"(?P<password>(?:\\.|[^:\s\"'`\\]){1,256})"
+)
+
+
+def _pgpass_candidates(text: str) -> Iterator[Candidate]:
+    if text.count(":") < 4:
+        return
+    for match in _PGPASS.finditer(text):
+        password, user = match.group("password"), match.group("user")
+        if password == user:
+            continue
+        if not _is_host(match.group("host")):
+            continue  # 12:30:45:120:frame=42 is a timestamp and a counter
+        if looks_like_password(password.replace("\\", "")):
+            yield _found(*match.span("password"))
+
+
+def _is_host(host: str) -> bool:
+    """A host name (a letter in it), an IPv4 address (dots), or ``*``: not a bare number."""
+    return host == "*" or "." in host or any(c.isalpha() for c in host)
+
+
+# --- Azure Functions keys: https://<app>.azurewebsites.net/api/<function>?code=<key> -------------
+
+_CODE_PARAMETER = re.compile(r"[?&]code=(?P<key>[A-Za-z0-9_/+%=-]{20,256})")
+_URL_START = re.compile(r"[\s\"'`(<\[]")
+_MAX_URL = 2048
+
+
+def _function_key_candidates(text: str) -> Iterator[Candidate]:
+    """A function key in a URL's ``code`` parameter: on an Azure host, or an ``/api/`` path
+    with a base64 key's padding (``==``), since an OAuth redirect's ``?code=`` is no key."""
+    if "code=" not in text:
+        return
+    scanned = url_start = 0  # the URL's start moves forward only: the scan stays linear
+    for match in _CODE_PARAMETER.finditer(text):
+        for boundary in _URL_START.finditer(text, scanned, match.start()):
+            url_start = boundary.end()
+        scanned = match.start()
+        url = text[max(url_start, match.start() - _MAX_URL) : match.start()]
+        key = match.group("key")
+        padded = key.endswith("==") or key.upper().endswith("%3D%3D")
+        on_azure = ".azurewebsites.net/" in url
+        if (on_azure or ("/api/" in url and padded)) and looks_like_token(_unpadded(key)):
+            yield _found(*match.span("key"))
+
+
+def _unpadded(key: str) -> str:
+    while key.upper().endswith("%3D"):
+        key = key[:-3]
+    return key.rstrip("=")
+
+
+# --- cookies sent by hand: curl -b '_oauth2_proxy=...', --cookie, a Cookie: header --------------
+
+_COOKIE_FLAG = re.compile(
+    r"""[ \t](?:-b|--cookie)(?:[ \t]{1,8}|=)(?:"(?P<dq>[^"\n]{1,4096})"|'(?P<sq>[^'\n]{1,4096})'"""
+    r"""|(?P<bare>[^\s"']{1,4096}))"""
+)
+_COOKIE_HEADER = re.compile(r"(?i)\bcookie:[ \t]{0,8}(?P<bare>[^\n\"'`]{1,4096})")
+_COOKIE_GROUPS = ("dq", "sq", "bare")
+# oauth2-proxy's session cookie (split into _0, _1... when large); others by name.
+_SESSION_COOKIE = re.compile(r"(?i)_oauth2_proxy|session|sess|sid")
+
+
+def _cookie_candidates(text: str) -> Iterator[Candidate]:
+    if "ookie" not in text and " -b" not in text:
+        return
+    for pattern in (_COOKIE_FLAG, _COOKIE_HEADER):
+        for match in pattern.finditer(text):
+            group = next(name for name in _COOKIE_GROUPS if match.groupdict().get(name))
+            yield from _session_cookies(text, *match.span(group))
+
+
+def _session_cookies(text: str, start: int, end: int) -> Iterator[Candidate]:
+    """The values of session cookies in ``name=value; name=value`` at ``text[start:end]``."""
+    position = start
+    for pair in text[start:end].split(";"):
+        name, equals, rest = pair.partition("=")
+        value = rest.split(maxsplit=1)[0] if rest.strip() else ""
+        value_start = position + len(name) + len(equals) + len(rest) - len(rest.lstrip())
+        position += len(pair) + 1
+        name = name.strip()
+        if not value or not _is_session_cookie(name):
+            continue
+        if looks_like_token(value):
+            yield _found(value_start, value_start + len(value))
+
+
+def _is_session_cookie(name: str) -> bool:
+    return _SESSION_COOKIE.search(name) is not None or credential_strength(name) is not None

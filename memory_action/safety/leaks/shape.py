@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter
+from urllib.parse import unquote
 
 MIN_PASSWORD_LENGTH = 6
 MIN_TOKEN_LENGTH = 8
@@ -18,7 +19,7 @@ MIN_TOKEN_ENTROPY = 3.5  # bits per character, for long values
 MIN_HEX_TOKEN_ENTROPY = 2.8  # hex carries at most 4 bits per character
 
 _PLACEHOLDER = re.compile(
-    r"(?i)xxx|\*\*\*|\.\.\.|…|<[^>]*>|\$\{|\{\{|\}\}|%\(|\$\(|^\$|^%|%$|^@|your[_-]?|example"
+    r"(?i)xxx|\*\*\*|\.\.\.|…|<[^>]*>|\$\{|\{\{|\}\}|#\{|%\(|\$\(|^\$|^%|%$|^@|your[_-]?|example"
     r"|placeholder|changeme|change[_-]me|redacted|dummy|sample|insert[_-]|replace[_-]?me"
     r"|^secrets?\.|env\.|vars\.|^process\.|^os\.|^settings\.|^config\.|^self\.|^this\.|fake"
 )
@@ -56,7 +57,36 @@ _YAML_TAG = re.compile(r"![A-Za-z][\w.:-]*")
 # A digest that names its algorithm: sha512-<base64> (Subresource Integrity), sha256:<hex>.
 _NAMED_DIGEST = re.compile(r"(?i)sha(?:1|224|256|384|512)[-:][A-Za-z0-9+/=_-]{20,200}")
 # A path segment made of words: a name, a kebab/snake name, a file name with extensions.
+# A part of a key path: words (lower-case, Capitalised or upper-case), numbers, a version, ``~``
+# and hex for a hashed part; not the mixed case of random base64 (``wJalrXUtnFEMI``).
+_KEY_WORD = r"(?:[A-Z]?[a-z0-9]+|[A-Z0-9]+)"
+_KEY_PART = re.compile(rf"~?{_KEY_WORD}(?:[-_.]{_KEY_WORD})*")
 _PATH_PART = re.compile(r"[A-Za-z][A-Za-z]*[0-9]{0,2}(?:[-_.]+[A-Za-z0-9][A-Za-z]*[0-9]{0,2})*")
+
+
+# Illustrative values, the kind documentation and "bad example" blocks show: runs along the
+# alphabet, the digits or a keyboard row (``abc123xyz789``, ``qwerty123``, ``123456``), and the
+# credential word itself in leetspeak or with digits (``s3cr3t``, ``p@ssw0rd!``, ``secret123``).
+# Kept this narrow on purpose: ``hunter2`` or ``Tr0ub4dor`` in a password position still counts.
+_SEQUENCES = (
+    "abcdefghijklmnopqrstuvwxyz",
+    "zyxwvutsrqponmlkjihgfedcba",
+    "01234567890",
+    "09876543210",
+    "qwertyuiop",
+    "asdfghjkl",
+    "zxcvbnm",
+)
+_MIN_RUN = 3
+_LEET = str.maketrans("0134579@$", "oieastgas")
+_CREDENTIAL_WORDS = frozenset(
+    str.split("password passwd pass pwd passphrase passcode secret secretkey token key apikey")
+)
+_FILLER_PREFIXES = ("my", "super", "top", "the", "some")
+_EDGE_DIGITS_AND_MARKS = re.compile(r"^[\W\d_]+|[\W\d_]+$")
+# A type in a value's place after a ``:``: GraphQL ``String!``, Kotlin and Swift ``String?``,
+# ``Token[]``; a word (with a bit width) and the marks, never a digit elsewhere (``Hunter2!``).
+_TYPE_ANNOTATION = re.compile(r"[A-Za-z_][A-Za-z_.]*(?:8|16|32|64|128)?(?:\[\]|[!?])+")
 
 
 def shannon_entropy(value: str) -> float:
@@ -73,7 +103,55 @@ def is_placeholder(value: str) -> bool:
         len(set(value)) <= 3
         or value.lower() in _NOT_A_VALUE
         or _PLACEHOLDER.search(value) is not None
+        or is_illustrative(value)
     )
+
+
+def is_illustrative(value: str) -> bool:
+    """An example value: keyboard or alphabet runs, or the credential word dressed up."""
+    return _is_runs(value.lower().rstrip("!.?")) or _is_credential_word(value)
+
+
+def _is_runs(value: str) -> bool:
+    """Whether ``value`` is made only of runs of at least three along ``_SEQUENCES``."""
+    position = 0
+    while position < len(value):
+        run = max(_run_at(value, position, sequence) for sequence in _SEQUENCES)
+        if run < _MIN_RUN:
+            return False
+        position += run
+    return bool(value)
+
+
+def _run_at(value: str, position: int, sequence: str) -> int:
+    start = sequence.find(value[position])
+    if start < 0:
+        return 0
+    length = 0
+    while (
+        position + length < len(value)
+        and start + length < len(sequence)
+        and value[position + length] == sequence[start + length]
+    ):
+        length += 1
+    return length
+
+
+def _is_credential_word(value: str) -> bool:
+    """``s3cr3t``, ``P@ssw0rd!``, ``secret123``, ``mysecret_1``, ``t0k3n``: the word itself.
+
+    Whole only: ``p4ss-W0rd-7`` is made of words with dashes between, as real passwords are.
+    """
+    core = _EDGE_DIGITS_AND_MARKS.sub("", value.lower()).translate(_LEET)
+    for prefix in _FILLER_PREFIXES:
+        if core.startswith(prefix) and core[len(prefix) :] in _CREDENTIAL_WORDS:
+            return True
+    return core in _CREDENTIAL_WORDS
+
+
+def is_type_annotation(value: str) -> bool:
+    """A type after ``name:`` (``String!``, ``String?``, ``Secret[]``), not a value."""
+    return _TYPE_ANNOTATION.fullmatch(value) is not None
 
 
 def is_digest(value: str) -> bool:
@@ -101,6 +179,8 @@ def looks_like_token(value: str) -> bool:
     """A value in a token or key position: random-looking, not a word, a name, a number."""
     if len(value) < MIN_TOKEN_LENGTH or _is_reference(value) or _is_identifier(value):
         return False
+    if _is_key_path(value):
+        return False
     if _NUMBERISH.fullmatch(value) is not None or _VERSION.fullmatch(value) is not None:
         return False
     classes = sum(any(test(c) for c in value) for test in (str.islower, str.isupper, str.isdigit))
@@ -122,6 +202,15 @@ def _is_reference(value: str) -> bool:
         or _YAML_TAG.fullmatch(value) is not None
         or _NAMED_DIGEST.fullmatch(value) is not None
     )
+
+
+def _is_key_path(value: str) -> bool:
+    """A key made of path parts, as caches and stores name entries by: ``memory-agent/v1/
+    agent/branch/feature%2Flogin/committed/1001-1-Review_PR-0a1b2c3d``. Every part but the last
+    (an entry's own id) is made of words once percent-decoded; random base64 (AWS's secret
+    keys hold ``/``) mixes cases inside its parts."""
+    parts = unquote(value).split("/")
+    return len(parts) >= 3 and all(_KEY_PART.fullmatch(part) for part in parts[:-1])
 
 
 def _is_path(value: str) -> bool:

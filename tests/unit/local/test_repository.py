@@ -78,3 +78,35 @@ def test_one_repository_reads_and_lists_only_its_own_entries(tmp_path: Path) -> 
         .restore(RestoreKeys(primary="memory-agent/"), tmp_path / "none")
         .hit
     )
+
+
+def test_a_restore_key_prefix_reads_only_the_repositorys_own_entries(tmp_path: Path) -> None:
+    """The restore keys after the primary one are prefixes too: each is namespaced like the
+    primary key, so none reaches another repository's entry or one from before keys named a
+    repository (which could be any repository's). No flow passes them today (each layer is
+    restored by its primary prefix), so the store's own interface is where they are tried."""
+    store = LocalDirectoryStore(tmp_path / "store")
+    folder = tmp_path / "memory"
+    folder.mkdir()
+    key = "memory-agent/v1/memory-agent/repo/committed/1-1"
+    (folder / "AGENTS.md").write_text("- other\n")
+    other = RepositoryStore(store=store, repository="github.com/octo/other")
+    assert other.save(key, folder).saved
+    (folder / "AGENTS.md").write_text("- of before\n")
+    assert store.save(key, folder).saved
+    demo = RepositoryStore(store=store, repository="github.com/octo/demo")
+    prefixes = ("memory-agent/v1/memory-agent/repo/", "github.com%2Focto%2Fother/memory-agent/")
+
+    for prefix in prefixes:
+        out = tmp_path / f"out-{prefixes.index(prefix)}"
+        keys = RestoreKeys(primary="memory-agent/v1/memory-agent/repo/pr-7/", restore=(prefix,))
+
+        restored = demo.restore(keys, out)
+
+        assert not restored.hit, (prefix, restored.matched_key)
+        assert not (out / "AGENTS.md").exists()
+    (folder / "AGENTS.md").write_text("- demo\n")
+    assert demo.save(key, folder).saved
+    keys = RestoreKeys(primary="memory-agent/v1/memory-agent/repo/pr-7/", restore=prefixes)
+    assert demo.restore(keys, tmp_path / "own").matched_key == key
+    assert (tmp_path / "own" / "AGENTS.md").read_text() == "- demo\n"

@@ -212,6 +212,50 @@ def test_values_in_credential_positions_still_count_when_they_look_random(text: 
     )
 
 
+@pytest.mark.parametrize(
+    "text",
+    [
+        # A real short password next to the illustrative ones: not a run, not the word itself.
+        "password: hunter2",
+        "DB_PASSWORD=Tr0ub4dor",
+        'SMTP_PASSWORD="p4ss-W0rd-7"',
+        "password: Hunter2!",  # a digit: a value, not GraphQL's String!
+        'api_key = "abc123xyz789Qm"',  # runs, then a random tail
+        'secret: "s3cr3t-Vq8Lm2Rt"',  # the word, then a random part
+        f"User: hi, my password is {fake(16)}",  # dialogue, but random
+        # Look-alikes of the new rules' guards, with a secret in place.
+        f"127.0.0.1:5432:app:ci:{fake(14)}",  # an IPv4 host is a host
+        f"curl -H 'Cookie: sessionid={fake(32)}' https://admin.example.com/",
+    ],
+)
+def test_real_short_passwords_and_random_values_still_count(text: str) -> None:
+    assert [f.kind for f in find_secrets(text)] == [scrub.CREDENTIAL]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "  newPassword: String!",
+        "val password: String? = null",
+        '<add key="SmtpPassword" value="#{SmtpPassword}#" />',
+        "db.example.com:5432:app:ci7x9q2mv:ci7x9q2mv",
+        'password = "P@ssw0rd1"',
+        "api_key: asdf1234qwer",
+        'token: "mytoken99"',
+        "Customer: my password is pumpkin88, why is it locked?",
+        f"git clone https://{fake(8, string.ascii_lowercase)}@git.example.com/acme/api.git",
+        f"SENTRY_DSN=https://{fake(32, '0123456789abcdef')}@o4504.ingest.sentry.io/4505",
+        '<add key="ApiKeyHeader" value="#{ApiKeyHeader}#" />',
+        "12:30:45:120:frame=42",
+        f"fe80:0:0:0:{fake(4, '0123456789abcdef')}:b3ff:fe1e:8329",
+        f"https://app.example.com/oauth/callback?code={fake(24)}&state=xyz",
+        f"git checkout -b {fake(12)}=x",
+    ],
+)
+def test_types_illustrative_values_and_look_alikes_are_not_credentials(text: str) -> None:
+    assert find_secrets(text) == []
+
+
 def test_masked_values_split_by_an_escaped_line_break_are_found() -> None:
     secret = fake(10, tag="a") + fake(10, tag="b")
     text = '{"note": "' + secret[:9] + "\\n" + secret[9:] + '"}'

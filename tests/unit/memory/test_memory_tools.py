@@ -11,7 +11,8 @@ import pytest
 from langchain_core.tools import BaseTool
 
 from memory_action.memory.sources import MemoryFiles
-from memory_action.memory.tools import make_memory_tools
+from memory_action.memory.tools import MemoryEditor, make_memory_tools, memory_tools
+from memory_action.safety.scrub import RefusalLog
 
 WRITABLE = ".agent-memory/AGENTS.md"
 MEMORY = "## Notes\n\n- one\n- two\n"
@@ -206,6 +207,31 @@ def test_symlinked_folder_is_never_followed(tmp_path: Path) -> None:
     assert list(elsewhere.iterdir()) == []
 
 
+def test_a_folder_made_a_symlink_after_it_was_created_is_never_followed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The race between creating the memory folder and writing into it: another process swaps
+    the new folder for a link to elsewhere (here, inside ``mkdir``). Nothing is written there."""
+    setup = Setup(tmp_path, create_memory=False)
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    folder = setup.memory.parent
+    real_mkdir = Path.mkdir
+
+    def mkdir_then_swap(self: Path, *args: Any, **kwargs: Any) -> None:
+        real_mkdir(self, *args, **kwargs)
+        if self == folder:
+            self.rmdir()
+            self.symlink_to(elsewhere, target_is_directory=True)
+
+    monkeypatch.setattr(Path, "mkdir", mkdir_then_swap)
+
+    message = setup.write("- x\n")
+
+    assert message.startswith("Error: ") and ".agent-memory is a symlink" in message, message
+    assert list(elsewhere.iterdir()) == []
+
+
 def test_budget_exceeded_leaves_the_file_unchanged(tmp_path: Path) -> None:
     setup = Setup(tmp_path, max_bytes=len(MEMORY) + 5)
 
@@ -258,3 +284,32 @@ def test_not_utf8_memory_is_refused_for_edit(ws: Setup) -> None:
     ws.memory.write_bytes(b"\xff\xfe")
 
     assert_refused(ws, lambda: ws.edit("a", "b"), "not UTF-8", "write_file")
+
+
+# -- undoing a conversation's edits ----------------------------------------------------------
+
+
+def editor_for(setup: Setup) -> tuple[MemoryEditor, dict[str, BaseTool]]:
+    editor = MemoryEditor(setup.files, None, RefusalLog())
+    return editor, {tool.name: tool for tool in memory_tools(editor)}
+
+
+def test_a_roll_back_puts_back_the_text_of_the_checkpoint(tmp_path: Path) -> None:
+    setup = Setup(tmp_path)
+    editor, tools = editor_for(setup)
+    mark = editor.checkpoint()
+    invoke(tools["write_file"], {"file_path": WRITABLE, "content": "- half a thought\n"})
+
+    assert editor.roll_back(mark) is True
+    assert setup.memory.read_text() == MEMORY
+    assert editor.roll_back(mark) is False  # nothing left to undo
+
+
+def test_a_roll_back_to_no_file_removes_the_file_the_conversation_made(tmp_path: Path) -> None:
+    setup = Setup(tmp_path, create_memory=False)
+    editor, tools = editor_for(setup)
+    mark = editor.checkpoint()
+    invoke(tools["write_file"], {"file_path": WRITABLE, "content": "- new\n"})
+
+    assert editor.roll_back(mark) is True
+    assert not setup.memory.exists()

@@ -142,12 +142,13 @@ def test_what_the_call_budget_cannot_cover_is_listed_not_dropped() -> None:
 
     result = _review(model, _six_files(), _setup(calls=2))
 
-    # One call is kept for a last request; what is left is one batch, which is the review.
+    # Batches would keep one call for a last request and leave room for one batch: a plan of
+    # one batch is the review's one request (every tool), so it holds what fits that request.
     assert (result.answer, result.outcome, model.calls) == (prose("The review."), "partial", 1)
-    assert result.files_reviewed == 4
+    assert result.files_reviewed == 3
     left = {s.path: s.reason for s in result.not_reviewed}
-    assert len(left) == 2
-    assert all("max_model_calls" in reason for reason in left.values())
+    assert len(left) == 3
+    assert set(left.values()) == {"over max_model_calls (2)"}  # the setting as the user gave it
     assert "Not reviewed: " in _task(model.seen[0])
 
 
@@ -175,6 +176,35 @@ def test_a_second_413_leaves_that_batch_unreviewed_and_never_loops() -> None:
     # Each interface names the settings to change in its own words.
     assert "set the max_input_tokens input" in str(refused.value)
     assert "set --max-input-tokens" in refused.value.in_words(cli_words)
+
+
+def test_a_file_just_over_the_one_request_goes_in_two_batches_while_calls_allow() -> None:
+    # 480 lines do not fit the review's one request (every tool, room for their results), yet
+    # fit one batch without tools: that batch would go out as the one request and not fit, so
+    # batches no larger than that request's room hold the file in two parts.
+    reader = StaticPullRequest([added_file("src/app.py", 480)])
+    model = ScriptedChatModel.from_script("- part one", "The review.")
+
+    result = _review(model, reader, _setup())
+
+    assert (result.outcome, result.not_reviewed, model.calls) == ("reviewed", (), 2)
+    assert "part 1 of 2" in _task(model.seen[0])
+
+
+def test_a_request_our_estimate_never_sent_is_listed_and_never_called_the_providers() -> None:
+    # Each conversation's second request would carry the model's own huge tool call: the budget
+    # keeps it from going out, twice (the batch is shrunk once), and no provider saw either.
+    reader = StaticPullRequest([added_file("src/app.py", 10)])
+    huge = tool_call("read_file", {"path": "x" * 40_000})
+    model = ScriptedChatModel.from_script(huge, huge)
+
+    result = _review(model, reader, _setup())
+
+    assert model.calls == result.cost.model_calls == 2
+    assert result.outcome == "partial"
+    reasons = {s.path: s.reason for s in result.not_reviewed}
+    assert reasons == {"src/app.py": "too large for one request to this model"}
+    assert "refused" not in result.note
 
 
 def test_the_daily_quota_stops_at_once_and_says_when_it_frees_up() -> None:

@@ -252,18 +252,24 @@ def test_a_line_longer_than_a_request_is_cut_with_a_note() -> None:
     ]
     assert all(part.tokens <= 200 for part in parts)
     assert plan.reviewed_paths == ("static/app.js",)
+    # The reason says what was not shown; the comment says the file was reviewed in part.
     assert plan.not_reviewed == (
-        Skipped(
-            path="static/app.js", reason="partly reviewed: new line 1 cut to 126 of 500 characters"
-        ),
+        Skipped(path="static/app.js", reason="new line 1 cut to 126 of 500 characters"),
     )
+    assert plan.complete  # a cut line is cut in any plan: nothing waits for another request
 
 
 def test_a_file_whose_header_alone_is_too_large_is_listed() -> None:
     plan = plan_batches([added("a.py", 1)], capacity=2, count=lines, max_batches=5)
     assert plan == ReviewPlan(
         batches=(),
-        not_reviewed=(Skipped(path="a.py", reason="too large for one request of 2 tokens"),),
+        not_reviewed=(
+            Skipped(
+                path="a.py",
+                reason="too large for one request to this model (room for 2 tokens of diff)",
+            ),
+        ),
+        complete=False,
     )
 
 
@@ -273,9 +279,25 @@ def test_a_file_with_any_part_sent_counts_as_reviewed() -> None:
     )
     assert plan.reviewed_paths == ("new.py",)
     assert plan.not_reviewed == (
-        Skipped(path="new.py", reason="partly reviewed: parts 3-4 of 4 over max_model_calls (2)"),
+        Skipped(path="new.py", reason="parts 3-4 of 4 over max_model_calls (2)"),
         Skipped(path="later.py", reason="over max_model_calls (2)"),
     )
+    assert not plan.complete
+
+
+def test_what_is_over_the_budget_quotes_the_setting_not_the_batches_it_left() -> None:
+    # max_model_calls: 3 keeps a call for the last request: two batches, and the reasons say 3.
+    plan = plan_batches(
+        [added("new.py", 25), added("later.py", 1)],
+        capacity=10,
+        count=lines,
+        max_batches=2,
+        max_model_calls=3,
+    )
+    assert {s.reason for s in plan.not_reviewed} == {
+        "parts 3-4 of 4 over max_model_calls (3)",
+        "over max_model_calls (3)",
+    }
 
 
 def test_the_last_part_of_a_file_fills_room_in_an_earlier_batch() -> None:

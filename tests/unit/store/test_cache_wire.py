@@ -11,7 +11,13 @@ from tenacity import RetryCallState
 
 from memory_action.gha import Workflow
 from memory_action.store.base import RestoreKeys
-from memory_action.store.cache_answers import Answer, CreateAnswer, FinalizeAnswer
+from memory_action.store.cache_answers import (
+    Answer,
+    CreateAnswer,
+    FinalizeAnswer,
+    LookupAnswer,
+    read_answer,
+)
 from memory_action.store.cache_blob import block_id, block_list_xml
 from memory_action.store.cache_http import HttpSession, Timeouts
 from memory_action.store.cache_protocol import (
@@ -65,11 +71,27 @@ def test_response_parsing_is_lenient(body: dict[str, object]) -> None:
     assert answer.entry_id == 42
 
 
-@pytest.mark.parametrize(
-    "body", [{}, {"ok": False}, {"ok": "true"}, {"ok": 1}, {"signed_download_url": "x"}]
-)
+@pytest.mark.parametrize("body", [{}, {"ok": False}, {"ok": None}, {"signed_download_url": "x"}])
 def test_only_ok_true_is_ok(body: dict[str, object]) -> None:
     assert not Answer.model_validate(body).ok
+
+
+@pytest.mark.parametrize(
+    ("body", "said"),
+    [
+        ({"ok": "true"}, "ok: 'true' is neither true nor false"),
+        ({"ok": "yes"}, "ok: 'yes' is neither true nor false"),
+        ({"ok": float("nan")}, "ok: nan is neither true nor false"),
+        ({"ok": 1}, "ok: 1 is neither true nor false"),
+        ({"ok": True, "signedDownloadUrl": 5}, "signedDownloadUrl: 5 is not a string"),
+    ],
+)
+def test_an_ok_neither_true_nor_false_is_a_garbled_answer_not_a_miss(
+    body: dict[str, object], said: str
+) -> None:
+    with pytest.raises(ServiceError) as raised:
+        read_answer(LookupAnswer, body, "GetCacheEntryDownloadURL")
+    assert str(raised.value) == f"GetCacheEntryDownloadURL sent a garbled answer: {said}"
 
 
 def test_text_fields_in_both_spellings() -> None:
@@ -113,8 +135,12 @@ def test_twirp_errors_are_classified_like_the_js_client(
         assert not isinstance(raised.value, TransientError)
 
 
-def test_a_2xx_that_is_not_an_object_reads_as_empty() -> None:
-    assert parse_twirp(_response(200, b"[1]"), "M") == {}
+@pytest.mark.parametrize("body", [b"[1]", b"null", b'"ok"'])
+def test_a_2xx_that_is_not_an_object_is_garbled_not_empty(body: bytes) -> None:
+    with pytest.raises(ServiceError) as raised:
+        parse_twirp(_response(200, body), "M")
+    assert str(raised.value) == "M sent a garbled answer: not a JSON object"
+    assert not isinstance(raised.value, TransientError)
 
 
 def test_rate_limit_message_names_retry_after() -> None:

@@ -307,6 +307,7 @@ CORRUPT_ENTRY_JSON = {
     "missing entry.json": (None, "missing"),
     "bad JSON": ("{not json", "not valid JSON"),
     "not an object": ("[1, 2]", "not a JSON object"),
+    "nested 20,000 deep": ('{"key": ' + "[" * 20_000 + "]" * 20_000 + "}", "deeper than 200"),
     "key of another folder": (
         json.dumps({"format": 1, "key": "elsewhere", "created": T0, "sequence": 9,
                     "size": 0, "files": []}),

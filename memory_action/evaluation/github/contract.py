@@ -2,7 +2,8 @@
 
 The evidence is GitHub's, not the project's: the REST OpenAPI description of api.github.com
 (npm ``@octokit/openapi``) and the GraphQL schema (npm ``@octokit/graphql-schema``), both
-installed in ``tests/interop/node_modules`` by ``scripts/dev-setup``.
+installed in ``tests/interop/node_modules`` by ``scripts/dev-setup``. ``memory-agent eval``
+checks its runs with them too, and says so when they are not there.
 
 - REST: the path and method must be an operation of the description; every query parameter one it
   declares, with a value of its type; the JSON body must match the operation's request schema;
@@ -35,11 +36,17 @@ from urllib.parse import parse_qs, unquote, urlsplit
 
 import graphql
 from graphql.execution.values import get_variable_values
-from jsonschema import Draft4Validator
+from jsonschema import Draft4Validator  # type: ignore[import-untyped]
 from referencing import Registry, Resource
 from referencing.jsonschema import DRAFT4
 
-NODE_MODULES = Path(__file__).resolve().parent.parent / "interop" / "node_modules"
+# A checkout's tests/interop/node_modules (``scripts/dev-setup`` installs it), or where
+# MEMORY_AGENT_GITHUB_DESCRIPTIONS names a node_modules folder holding the two packages.
+CHECKOUT = Path(__file__).resolve().parents[3]
+NODE_MODULES = Path(
+    os.environ.get("MEMORY_AGENT_GITHUB_DESCRIPTIONS")
+    or CHECKOUT / "tests" / "interop" / "node_modules"
+)
 OPENAPI = NODE_MODULES / "@octokit" / "openapi" / "generated" / "api.github.com.json"
 # The schema as GitHub answers introspection (its schema.graphql defines two fields twice).
 GRAPHQL_SCHEMA = NODE_MODULES / "@octokit" / "graphql-schema" / "schema.json"
@@ -64,8 +71,11 @@ def missing_reason() -> str | None:
     """Why the published descriptions are not here (None when they are)."""
     for path in (OPENAPI, GRAPHQL_SCHEMA):
         if not path.is_file():
-            where = path.relative_to(NODE_MODULES.parent.parent.parent)
-            return f"{where} is missing (run `npm ci` in tests/interop)"
+            where = path.relative_to(NODE_MODULES)
+            return (
+                f"{where} is missing from {NODE_MODULES.name} (run `npm ci` in tests/interop of "
+                "a memory-agent checkout, or set MEMORY_AGENT_GITHUB_DESCRIPTIONS)"
+            )
     return None
 
 
@@ -90,7 +100,7 @@ def take() -> list[str]:
 # -- REST ----------------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Operation:
     method: str
     template: str
@@ -233,15 +243,16 @@ def _validator(schema_text: str) -> Draft4Validator:
 
 @cache
 def _description() -> dict[str, Any]:
-    document = json.loads(OPENAPI.read_text())
+    document: dict[str, Any] = json.loads(OPENAPI.read_text())
     _rewrite(document)
     return document
 
 
 @cache
 def _registry() -> Registry[Any]:
-    resource = Resource(contents=_description(), specification=DRAFT4)
-    return Registry().with_resource(_BASE, resource)
+    resource: Resource[Any] = DRAFT4.create_resource(_description())
+    registry: Registry[Any] = Registry().with_resource(_BASE, resource)
+    return registry
 
 
 def _rewrite(node: Any) -> None:
@@ -366,7 +377,7 @@ def _object_schema(schema: dict[str, Any], value: Any = None) -> dict[str, Any]:
 # -- rules the descriptions state in words -------------------------------------------------------
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Rule:
     """A documented constraint no type expresses: ``documented`` must still be in the field's
     description, and ``holds`` must be true of every value sent."""

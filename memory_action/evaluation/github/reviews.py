@@ -19,13 +19,16 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from tests.fakes.github_contract import documented
-from tests.fakes.github_wire import ApiRequest, Reply, error_reply, json_reply
-
-if TYPE_CHECKING:
-    from tests.fakes.github_api import FakeGitHub
+from memory_action.evaluation.github.contract import documented
+from memory_action.evaluation.github.wire import (
+    ApiRequest,
+    Host,
+    Reply,
+    error_reply,
+    json_reply,
+)
 
 COMPARE = "/repos/{owner}/{repo}/compare/{basehead}"
 # The reaction-rollup counts GitHub sends on every comment.
@@ -67,7 +70,7 @@ def diff_positions(patch: str) -> dict[tuple[str, int], int]:
     return positions
 
 
-@dataclass
+@dataclass(kw_only=True)
 class Comparison:
     status: str
     files: list[dict[str, Any]]
@@ -75,11 +78,11 @@ class Comparison:
     behind_by: int = 0
 
 
-@dataclass
+@dataclass(kw_only=True)
 class FakeReviews:
     """The review state of a ``FakeGitHub`` (``github.reviews``)."""
 
-    github: FakeGitHub
+    github: Host
     reviews: dict[int, list[dict[str, Any]]] = field(default_factory=dict)  # PR → reviews
     comments: dict[int, list[dict[str, Any]]] = field(default_factory=dict)  # PR → comments
     reactions: dict[int, list[dict[str, Any]]] = field(default_factory=dict)  # comment → reactions

@@ -7,8 +7,9 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 from urllib.parse import parse_qs, urlencode, urlsplit
 
 GITHUB_MAX_PER_PAGE = 100  # GitHub's cap on per_page; without per_page it pages by 30
@@ -17,7 +18,7 @@ GITHUB_DEFAULT_PER_PAGE = 30
 Reply = tuple[int, dict[str, str], str]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class ApiRequest:
     """One request to the API, whatever carried it: ``url`` is absolute (query included)."""
 
@@ -59,3 +60,31 @@ def paged(request: ApiRequest, items: list[Any], api_url: str, max_per_page: int
             f'<{url}?{urlencode({**query, "page": n})}>; rel="{rel}"' for rel, n in links.items()
         )
     return status, headers, body
+
+
+class PullShape(Protocol):
+    """What the review fake reads of a pull request."""
+
+    @property
+    def head_sha(self) -> str: ...
+
+    @property
+    def files(self) -> list[dict[str, Any]]: ...
+
+
+class Host(Protocol):
+    """What the review and git-data fakes use of the ``FakeGitHub`` they belong to."""
+
+    read_only: bool
+    next_id: int
+
+    @property
+    def viewer(self) -> str | None: ...
+
+    @property
+    def repo_url(self) -> str: ...
+
+    @property
+    def pulls(self) -> Mapping[int, PullShape]: ...
+
+    def page(self, request: ApiRequest, items: list[dict[str, Any]]) -> Reply: ...

@@ -33,20 +33,23 @@ import json
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from tests.fakes.github_contract import documented
-from tests.fakes.github_wire import ApiRequest, Reply, error_reply, json_reply
-
-if TYPE_CHECKING:
-    from tests.fakes.github_api import FakeGitHub
+from memory_action.evaluation.github.contract import documented
+from memory_action.evaluation.github.wire import (
+    ApiRequest,
+    Host,
+    Reply,
+    error_reply,
+    json_reply,
+)
 
 NOT_ACCESSIBLE = "Resource not accessible by integration"
 ACTIONS_MAY_NOT_OPEN = "GitHub Actions is not permitted to create or approve pull requests."
 _counter = itertools.count(1)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class FakeCommit:
     oid: str
     files: dict[str, str]  # path → text: the whole tree, flattened
@@ -57,7 +60,7 @@ class FakeCommit:
     verified: bool
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class OpenedPull:
     """A pull request opened through ``POST /pulls``."""
 
@@ -76,9 +79,9 @@ def _oid(*parts: str) -> str:
     return digest.hexdigest()
 
 
-@dataclass
+@dataclass(kw_only=True)
 class FakeGitData:
-    github: FakeGitHub
+    github: Host
     refs: dict[str, str] = field(default_factory=dict)  # "refs/heads/x" → commit oid
     commits: dict[str, FakeCommit] = field(default_factory=dict)
     trees: dict[str, dict[str, str]] = field(default_factory=dict)
@@ -331,7 +334,8 @@ class FakeGitData:
         if head is None:
             return json_reply({"data": {"repository": {"ref": None}}})
         path = variables["path"].rstrip("/") + "/"
-        nodes, oid = [], head
+        nodes: list[dict[str, Any]] = []
+        oid: str | None = head
         while oid and len(nodes) < variables["first"]:
             commit = self.commits[oid]
             parent = self.commits[commit.parents[0]] if commit.parents else None
@@ -379,7 +383,13 @@ class FakeGitData:
     ) -> FakeCommit:
         date = f"2026-12-01T10:{len(self.commits) // 60 % 60:02d}:{len(self.commits) % 60:02d}Z"
         commit = FakeCommit(
-            _oid("commit", headline, *parents), dict(files), parents, headline, body, date, signed
+            oid=_oid("commit", headline, *parents),
+            files=dict(files),
+            parents=parents,
+            headline=headline,
+            body=body,
+            date=date,
+            verified=signed,
         )
         self.commits[commit.oid] = commit
         return commit

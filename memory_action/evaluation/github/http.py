@@ -1,6 +1,6 @@
 """GitHub's REST API as a real HTTP server on 127.0.0.1, for a run in another process.
 
-The answers are ``FakeGitHub``'s (``tests/fakes/github_api.py``): the same repository, pull
+The answers are ``FakeGitHub``'s (``api``): the same repository, pull
 requests, paginated file lists, contents at the head and base commits and issue comments, only
 carried over a socket instead of ``responses``. Point ``GITHUB_API_URL`` at ``base_url``. A
 request no route answers gets GitHub's 404 and stays in ``fake.unknown``.
@@ -16,8 +16,9 @@ import threading
 from http.server import BaseHTTPRequestHandler
 from typing import Any, Self
 
-from tests.fakes.github_api import ApiRequest, FakeGitHub
-from tests.fakes.local_server import LocalServer
+from memory_action.evaluation.github.api import FakeGitHub
+from memory_action.evaluation.github.wire import ApiRequest
+from memory_action.evaluation.local_server import LocalServer
 
 NOT_FOUND = {"message": "Not Found", "documentation_url": "https://docs.github.com/rest"}
 
@@ -52,7 +53,9 @@ class GitHubHttpServer(LocalServer):
                 length = int(self.headers.get("Content-Length") or 0)
                 body = self.rfile.read(length).decode() if length else ""
                 url = f"{server.base_url}{self.path}"
-                status, headers, data = server.answer(ApiRequest(self.command, url, body))
+                status, headers, data = server.answer(
+                    ApiRequest(method=self.command, url=url, body=body)
+                )
                 self.send_response(status)
                 for name, value in headers.items():
                     self.send_header(name, value)

@@ -1,0 +1,117 @@
+"""The gullible reviewer: a scripted chat model that reports a fixed set of findings and obeys
+its memory block blindly.
+
+Each review request is answered with one ``report_review`` call (the answer tool the engine
+offers) holding the scenario's findings on the files that request shows, less those memory says
+not to flag: a line ``do not flag "TITLE" in PATH`` (the product's dismissal lessons,
+``review/review_feedback``) makes it skip that title on that path, and nothing else. It never
+judges, so what it raises measures what the product put in its prompt. A call without the
+answer tool (maintenance) gets a plain "nothing to do".
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from langchain_core.callbacks import CallbackManagerForLLMRun
+from langchain_core.language_models import BaseChatModel, LanguageModelInput
+from langchain_core.messages import AIMessage, BaseMessage, SystemMessage
+from langchain_core.outputs import ChatGeneration, ChatResult
+from langchain_core.runnables import Runnable
+from langchain_core.tools import BaseTool
+from pydantic import Field
+
+from memory_action.review.answer import ANSWER_TOOL
+
+_MEMORY = re.compile(r"<agent_memory>(.*?)</agent_memory>", re.DOTALL)
+_DO_NOT_FLAG = re.compile(r'do not flag "(?P<title>[^"\n]+)" in (?P<path>[^\s,]+)')
+_call_ids = itertools.count(1)
+
+
+@dataclass(frozen=True, kw_only=True)
+class Planted:
+    """A finding the scenario has the reviewer see: where, and what it says."""
+
+    path: str
+    line: int
+    title: str
+    body: str = "This looks wrong."
+
+    def as_answer(self) -> dict[str, Any]:
+        return {"path": self.path, "line": self.line, "title": self.title, "body": self.body}
+
+
+def memory_block(system: str) -> str:
+    """The ``<agent_memory>`` block of a system prompt ("" without one)."""
+    found = _MEMORY.search(system)
+    return found.group(1) if found else ""
+
+
+def not_to_flag(memory: str) -> frozenset[tuple[str, str]]:
+    """(title, path) pairs memory says not to flag."""
+    return frozenset((m["title"], m["path"]) for m in _DO_NOT_FLAG.finditer(memory))
+
+
+class GullibleReviewer(BaseChatModel):
+    planted: Sequence[Planted] = ()
+    reported: list[Planted] = Field(default_factory=list)  # what every request reported
+    skipped: list[Planted] = Field(default_factory=list)  # held back because memory said so
+    memories: list[str] = Field(default_factory=list)  # the memory block of each request
+    bound_tools: list[str] = Field(default_factory=list)
+
+    @property
+    def _llm_type(self) -> str:
+        return "gullible-reviewer"
+
+    def bind_tools(
+        self,
+        tools: Sequence[dict[str, Any] | type | Callable[..., Any] | BaseTool],
+        *,
+        tool_choice: str | None = None,
+        **kwargs: Any,
+    ) -> Runnable[LanguageModelInput, AIMessage]:
+        self.bound_tools = [_tool_name(tool) for tool in tools]
+        return self
+
+    def _generate(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: CallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> ChatResult:
+        if ANSWER_TOOL not in self.bound_tools:
+            return _result(AIMessage(content="Nothing to do."))
+        system = next((m.text for m in messages if isinstance(m, SystemMessage)), "")
+        request = "\n".join(m.text for m in messages if not isinstance(m, SystemMessage))
+        memory = memory_block(system)
+        self.memories.append(memory)
+        skip = not_to_flag(memory)
+        shown = [p for p in self.planted if p.path in request]
+        kept = [p for p in shown if (p.title, p.path) not in skip]
+        self.skipped.extend(p for p in shown if p not in kept)
+        self.reported.extend(kept)
+        args = {"summary": "Reviewed.", "findings": [p.as_answer() for p in kept], "fixed": []}
+        call = {
+            "name": ANSWER_TOOL,
+            "args": args,
+            "id": f"eval_{next(_call_ids)}",
+            "type": "tool_call",
+        }
+        return _result(AIMessage(content="", tool_calls=[call]))
+
+
+def _result(message: AIMessage) -> ChatResult:
+    return ChatResult(generations=[ChatGeneration(message=message)])
+
+
+def _tool_name(tool: dict[str, Any] | type | Callable[..., Any] | BaseTool) -> str:
+    if isinstance(tool, BaseTool):
+        return tool.name
+    if isinstance(tool, dict):
+        return str(tool.get("name") or tool.get("function", {}).get("name", ""))
+    return getattr(tool, "__name__", repr(tool))
