@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 from memory_action.memory.citations import Item, StaleItem
 from memory_action.memory.merge import CONFLICT_END, CONFLICT_MIDDLE, CONFLICT_START
-from memory_action.memory.similar import candidate_pairs
+from memory_action.memory.similar import LOOKED_AT, MOST_ALIKE, candidate_pairs
 from memory_action.safety.untrusted_markdown import LIST_MARKER
 
 SIMILAR = 0.85  # difflib ratio from which two items say the same thing
@@ -47,6 +47,7 @@ class Findings:
     duplicates: tuple[Duplicate, ...] = ()
     conflicts: tuple[ConflictBlock, ...] = ()
     unchecked: tuple[str, ...] = ()  # what the checks did not get to (time ran out), and why
+    capped: int = 0  # items with more look-alikes than the near-duplicate search compares
 
     def __bool__(self) -> bool:
         return bool(self.stale or self.duplicates or self.conflicts)
@@ -156,6 +157,14 @@ def notes(findings: Findings) -> list[str]:
     ]
     lines += [f"conflict block at line {c.line}" for c in findings.conflicts]
     return lines[:MAX_LISTED]
+
+
+def capped_note(capped: int) -> str:
+    """What the near-duplicate search's cap on comparisons left out, when it was hit."""
+    return (
+        f"{capped} item(s) with more look-alikes than are compared: each was compared with at "
+        f"most {LOOKED_AT} others and paired with its {MOST_ALIKE} most alike"
+    )
 
 
 def comparable(text: str) -> str:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import difflib
 import random
+from collections.abc import Callable
 
 import pytest
 
@@ -13,6 +14,7 @@ from memory_action.memory.citations import Item, parse_items
 from memory_action.memory.similar import MOST_ALIKE, candidate_pairs
 from memory_action.memory.upkeep import SIMILAR, comparable, near_duplicates, never
 from tests.fakes.memory_items import BULLETS, lessons, memory_of, variant, variants
+from tests.fakes.memory_shapes import all_stale, low_vocabulary
 
 
 def all_pairs(items: list[Item], threshold: float = SIMILAR) -> list[tuple[int, int, float]]:
@@ -63,6 +65,20 @@ def test_near_copies_edited_hard_are_found_too() -> None:
 def test_memory_as_the_benchmark_writes_it() -> None:
     items = parse_items(memory_of(48 * 1024, seed=5, share=0.2))
     assert found(items) == all_pairs(items)
+
+
+@pytest.mark.parametrize("shape", [low_vocabulary, all_stale])
+def test_memory_of_the_other_shapes_the_benchmark_times(shape: Callable[[int, int], str]) -> None:
+    items = parse_items(shape(24 * 1024, 3))
+    assert found(items) == all_pairs(items)
+
+
+def test_items_alike_letter_by_letter_but_not_word_by_word_are_found() -> None:
+    """Compounds written apart and together share a run of two words but few whole words."""
+    apart = "- Monorepo builds: pre-fetch, re-index sub-trees with dry-run, fail-fast."
+    together = "- Monorepo builds: prefetch, reindex subtrees with dryrun, failfast."
+    items = parse_items(f"{apart}\n{together}\n")
+    assert found(items) == all_pairs(items) == [(1, 2, 0.96)]
 
 
 def test_items_without_words_and_the_same_text_pair_up() -> None:
