@@ -7,7 +7,7 @@ meets "method". An item is looked at with the others whose lengths let the ratio
 threshold (``difflib``'s ``real_quick_ratio``: exact) and that share with it a run of two words
 (or the whole text, or a word when an item has fewer than ``FEW_WORDS``) that at most ``COMMON``
 items have; an item whose runs are all that common looks up its ``ALWAYS_LOOKED_UP`` rarest ones
-anyway, so none goes unlooked.
+that another item has anyway, so none goes unlooked.
 
 Scoring: ``rapidfuzz`` compares the item with at most ``LOOKED_AT`` of those (rarest runs first)
 in C++ by the Indel ratio, twice the longest common subsequence over both lengths. It is never
@@ -37,7 +37,7 @@ from rapidfuzz import fuzz, process
 STEM = 4  # letters of a word that count
 FEW_WORDS = 4  # items with fewer words are also looked up by each word
 COMMON = 50  # a run of words in more items than this pairs items up only as a last resort
-ALWAYS_LOOKED_UP = 2  # runs looked up even when common, the rarest first
+ALWAYS_LOOKED_UP = 2  # runs other items have, looked up even when common, the rarest first
 LOOKED_AT = 200  # others an item is compared with at most, rarest runs first
 MOST_ALIKE = 6  # of those reaching the threshold, the most alike become candidates
 CHECK_EVERY = 256  # items between looks at the deadline
@@ -69,7 +69,7 @@ def candidate_pairs(
     pairs: set[tuple[int, int]] = set()
     complete, capped, compared = True, 0, 0
     for number, key in enumerate(keys):
-        if number % CHECK_EVERY == 0 and number and expired():
+        if number % CHECK_EVERY == 0 and expired():  # at 0 too: the time may be out already
             complete = False
             break
         # Only items of lengths from ``lowest`` to ``highest`` can reach the threshold with it.
@@ -117,5 +117,12 @@ def _runs(key: str) -> frozenset[str]:
 
 
 def _looked_up(runs: frozenset[str], frequency: Counter[str]) -> list[str]:
-    rarest = sorted(runs, key=lambda run: (frequency[run], run))
-    return [run for n, run in enumerate(rarest) if n < ALWAYS_LOOKED_UP or frequency[run] <= COMMON]
+    """The runs at most ``COMMON`` items have, and at least ``ALWAYS_LOOKED_UP`` that another
+    item has, the rarest first (a run of its own finds no other item)."""
+    looked, shared = [], 0
+    for run in sorted(runs, key=lambda run: (frequency[run], run)):
+        if frequency[run] > COMMON and shared >= ALWAYS_LOOKED_UP:
+            break
+        looked.append(run)
+        shared += frequency[run] > 1
+    return looked

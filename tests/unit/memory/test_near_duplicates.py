@@ -81,6 +81,15 @@ def test_items_alike_letter_by_letter_but_not_word_by_word_are_found() -> None:
     assert found(items) == all_pairs(items) == [(1, 2, 0.96)]
 
 
+def test_items_that_share_only_runs_most_items_have_are_paired_too() -> None:
+    """Each rule's own words ("rule 7") find no other item; the common ones are looked up."""
+    items = parse_items("".join(f"- Rule {n}: keep caches small.\n" for n in range(60)))
+    search = near_duplicates(items)
+    paired = {d.first.line for d in search.pairs} | {d.second.line for d in search.pairs}
+    assert paired == {item.line for item in items}
+    assert search.capped == len(items)  # 59 look-alikes each, the 6 most alike paired
+
+
 def test_items_without_words_and_the_same_text_pair_up() -> None:
     memory = "- ----\n- -----\n- Keep it.\n- keep it\n" + "".join(
         f"- the cache of the run {n}\n" for n in range(3)
