@@ -6,7 +6,8 @@ offers) holding the scenario's findings on the files that request shows, less th
 not to flag: a line ``do not flag "TITLE" in PATH`` (the product's dismissal lessons,
 ``review/review_feedback``) makes it skip that title on that path, and nothing else. It never
 judges, so what it raises measures what the product put in its prompt. A call without the
-answer tool (maintenance) gets a plain "nothing to do".
+answer tool (maintenance) gets a plain "nothing to do". Handed ``memory_file``, it reads that
+text instead of its memory block, as an agent given the whole memory file would.
 """
 
 from __future__ import annotations
@@ -62,6 +63,9 @@ class GullibleReviewer(BaseChatModel):
     skipped: list[Planted] = Field(default_factory=list)  # held back because memory said so
     memories: list[str] = Field(default_factory=list)  # the memory block of each request
     bound_tools: list[str] = Field(default_factory=list)
+    # Reads the memory file as plain text, in place of the prompt's memory block (the
+    # "whole AGENTS.md" baseline); None: the block the product put in the prompt.
+    memory_file: Callable[[], str] | None = None
 
     @property
     def _llm_type(self) -> str:
@@ -88,7 +92,7 @@ class GullibleReviewer(BaseChatModel):
             return _result(AIMessage(content="Nothing to do."))
         system = next((m.text for m in messages if isinstance(m, SystemMessage)), "")
         request = "\n".join(m.text for m in messages if not isinstance(m, SystemMessage))
-        memory = memory_block(system)
+        memory = memory_block(system) if self.memory_file is None else self.memory_file()
         self.memories.append(memory)
         skip = not_to_flag(memory)
         shown = [p for p in self.planted if p.path in request]

@@ -18,9 +18,10 @@ from typing import Any
 
 import pytest
 
-from memory_action import pipeline
+from memory_action import gha, pipeline
 from memory_action.lifecycle import layers
 from memory_action.memory import middleware, tools
+from memory_action.publish import report
 from memory_action.safety import outgoing, scrub
 from memory_action.store.local import LocalDirectoryStore
 from tests.fakes.github_api import FakeGitHub, FakePullRequest, changed_file
@@ -123,6 +124,44 @@ def test_a_commands_reply_never_carries_a_masked_value(
     [reply] = github.bodies(12)
     assert "could not be read" in reply
     assert MASKED not in reply
+
+
+def without_summary_gate(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The outgoing gate of the job summary (``report.safe_summary``), as if given no masked
+    value."""
+
+    def gate(text: str, masked: Iterable[str] = (), **how: Any) -> outgoing.SafeText:
+        return outgoing.gate(text, (), **how)
+
+    monkeypatch.setattr(report, "gate", gate)
+
+
+def without_summary_mask(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The runner's masking of what the job summary file gets (``Workflow.append_summary``)."""
+    monkeypatch.setattr(gha.Workflow, "_mask", lambda self, text: text)
+
+
+SUMMARY_LAYERS = {
+    "the gate of the job summary": without_summary_mask,
+    "the mask of the job summary file": without_summary_gate,
+}
+
+
+@pytest.mark.parametrize("kept", list(SUMMARY_LAYERS))
+def test_each_layer_alone_keeps_a_masked_value_out_of_the_job_summary(
+    kept: str, runner: ActionRunner, github: FakeGitHub, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """publish/report.py and gha.py: the job summary lists the files not reviewed, whose names
+    the pull request's author chose; each of the two layers keeps a masked value out alone."""
+    SUMMARY_LAYERS[kept](monkeypatch)
+    github.pulls[7].files = [changed_file(f"docs/{MASKED}.md", PATCH)]
+
+    outcome = ran(
+        runner.run("pull_request", pull_request_event(), PR_REF, ScriptedChatModel.from_script())
+    )
+
+    assert "Not reviewed (1 file)" in outcome.summary
+    assert MASKED not in outcome.summary
 
 
 # --- saved memory: each layer alone --------------------------------------------------------------
