@@ -108,8 +108,8 @@ def test_a_json_document_scans_each_distinct_string_once_and_each_masked_value_s
     ]
     scanned: list[str] = []
     formed: list[str] = []
-    scan, forms = outgoing.find_secrets, scrub.masked_forms
-    monkeypatch.setattr(outgoing, "find_secrets", lambda t, m: scanned.append(t) or scan(t, m))
+    scan, forms = outgoing.redact, scrub.masked_forms
+    monkeypatch.setattr(outgoing, "redact", lambda t, m: scanned.append(t) or scan(t, m))
     monkeypatch.setattr(scrub, "masked_forms", lambda v: formed.append(v) or forms(v))
 
     with scan_once():
