@@ -188,6 +188,7 @@ class ScanCache:
 # text around it (emphasis, strikethrough, code, links, HTML), escapes, character references,
 # any character outside ASCII (invisible ones, full-width forms). Text without them reads as is.
 _RENDERED_DIFFERENTLY = re.compile(r"[\\&*_~`<\[]|[^\x00-\x7f]")
+_READER_KEY = b"reader view"  # a key's suffix: findings of the text as a reader sees it
 _RUN_CACHE: ContextVar[ScanCache | None] = ContextVar("memory_agent_scan_cache", default=None)
 
 
@@ -220,8 +221,22 @@ def redact(text: str, masked: Iterable[str] = ()) -> tuple[str, list[SecretFindi
     values = tuple(masked)
     findings = find_secrets(text, values)
     if _RENDERED_DIFFERENTLY.search(text):
-        findings = _merged_findings(findings, list(_seen_by_a_reader(text, values)))
+        findings = _merged_findings(findings, _read_once(text, values))
     return (replace_findings(text, findings)[0] if findings else text), findings
+
+
+def _read_once(text: str, masked: tuple[str, ...]) -> list[SecretFinding]:
+    """``_seen_by_a_reader``, kept for the run like ``find_secrets``' findings: rendering a MiB
+    of memory as GitHub would costs more than scanning it, and a run redacts memory often."""
+    cache = _RUN_CACHE.get()
+    if cache is None or len(text) < ScanCache.MIN_LENGTH:
+        return list(_seen_by_a_reader(text, masked))
+    key = ScanCache.key(text, masked, ALL_LAYERS) + _READER_KEY
+    found = cache.get(key)
+    if found is None:
+        found = tuple(_seen_by_a_reader(text, masked))
+        cache.put(key, found)
+    return list(found)
 
 
 def _seen_by_a_reader(text: str, masked: tuple[str, ...]) -> Iterator[SecretFinding]:

@@ -119,3 +119,19 @@ def test_a_json_document_scans_each_distinct_string_once_and_each_masked_value_s
     assert sorted(scanned) == sorted(set(scanned))  # "line", "by", "n", "records", 2 values
     assert len(scanned) == 6
     assert sorted(formed) == sorted(masked)
+
+
+def test_a_long_text_is_rendered_as_a_reader_sees_it_once_in_a_run(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    memory = MEMORY + "- Split `ghp_vkIJ7EnUazjrRBVLiIspy`wBVicoMs10U0ro2 across a code span.\n"
+    rendered: list[str] = []
+    view = scrub.reader_view
+    monkeypatch.setattr(scrub, "reader_view", lambda t: rendered.append(t) or view(t))
+
+    with scan_once():
+        first = scrub.redact(memory)
+        second = scrub.redact(memory)
+
+    assert first == second and len(first[1]) == 2
+    assert len(rendered) == 1
