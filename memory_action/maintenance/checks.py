@@ -46,7 +46,13 @@ class Upkeep:
         """For the job summary (and a maintenance pull request): what was found, and what was
         not checked."""
         found = tuple(f"maintenance found {note}" for note in upkeep.notes(self.findings))
-        return (*found, *(f"maintenance did not check {n}" for n in self.findings.unchecked))
+        capped = self.findings.capped
+        cap = (f"maintenance capped the near-duplicate search: {upkeep.capped_note(capped)}",)
+        return (
+            *found,
+            *(f"maintenance did not check {n}" for n in self.findings.unchecked),
+            *(cap if capped else ()),
+        )
 
 
 def prepare(
@@ -63,11 +69,14 @@ def prepare(
     duplicates = upkeep.near_duplicates(items, expired=deadline.expired)
     if not duplicates.complete:
         unchecked.append("every pair of items for near-duplicates")
+    if duplicates.capped:
+        log.info(f"Maintenance: {upkeep.capped_note(duplicates.capped)}.")
     findings = upkeep.Findings(
         stale=stale,
         duplicates=duplicates.pairs,
         conflicts=tuple(upkeep.conflict_blocks(memory)),
         unchecked=tuple(f"{what} ({_out_of_time(the_plan)})" for what in unchecked),
+        capped=duplicates.capped,
     )
     log.info(f"Maintenance: {len(items)} memory items; {findings.counts()}.")
     for what in findings.unchecked:
@@ -85,6 +94,7 @@ def _stale(
     """The stale items, and what was not checked when the deadline came first."""
     if checker is None:
         return (), []
+    checker.read_cited(items)  # every cited file in a few batches, not one git call per item
     stale: list[StaleItem] = []
     for number, item in enumerate(items):
         if deadline.expired():

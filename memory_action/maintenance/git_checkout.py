@@ -47,6 +47,12 @@ class GitResult:
         return (fatal or lines or [f"exit code {self.code}"])[0]
 
 
+@dataclass(frozen=True, kw_only=True)
+class RegularFile:
+    blob: str  # the object id
+    size: int  # bytes
+
+
 class GitCheckout:
     """One repository's work tree; every method runs git at its top-level folder."""
 
@@ -69,15 +75,19 @@ class GitCheckout:
             )
         return cls(Path(os.fsdecode(found.out.rstrip(b"\n"))), env, timeout_s)
 
-    def attempt(self, *args: str, cwd: Path | None = None, **env: str) -> GitResult:
+    def attempt(
+        self, *args: str, cwd: Path | None = None, stdin: bytes = b"", **env: str
+    ) -> GitResult:
         """Run ``git <args>``; a missing git or a timeout is an InputError, any exit code is not.
-        ``cwd`` and ``env`` (variables on top of the checkout's) for ``run_without_attributes``."""
+        ``cwd`` and ``env`` (variables on top of the checkout's) for ``run_without_attributes``;
+        ``stdin`` for ``read_blobs``."""
         command = ["git", *_GLOBAL_OPTIONS, *args]
         try:
             done = subprocess.run(  # noqa: S603 - list arguments, no shell
                 command,
                 cwd=cwd or self.root,
                 env={**self._env, **env},
+                input=stdin,
                 capture_output=True,
                 timeout=self._timeout_s,
                 check=False,
@@ -92,9 +102,9 @@ class GitCheckout:
             code=done.returncode, out=done.stdout, err=done.stderr.decode("utf-8", "replace")
         )
 
-    def run(self, *args: str) -> bytes:
+    def run(self, *args: str, stdin: bytes = b"") -> bytes:
         """Run ``git <args>``; its output, or an InputError quoting git's reason."""
-        return self._output(args, self.attempt(*args))
+        return self._output(args, self.attempt(*args, stdin=stdin))
 
     def run_without_attributes(self, *args: str) -> bytes:
         """``run``, reading no ``.gitattributes`` of the work tree or the index.
@@ -188,3 +198,35 @@ class GitCheckout:
             blob = self.attempt("cat-file", "blob", obj.decode("ascii"))
             return blob.out if blob.ok else None
         return None
+
+    def regular_files(self, commit: str) -> dict[str, RegularFile]:
+        """Every regular file of ``commit`` (no folder, symlink or submodule), by path."""
+        listing = self.run("ls-tree", "-r", "-l", "-z", "--full-tree", commit)
+        found: dict[str, RegularFile] = {}
+        for entry in listing.split(b"\0"):
+            meta, _, name = entry.partition(b"\t")
+            fields = meta.split()
+            if len(fields) == 4 and fields[1] == b"blob" and fields[0] in _REGULAR_FILE_MODES:
+                found[os.fsdecode(name)] = RegularFile(
+                    blob=fields[2].decode("ascii"), size=int(fields[3])
+                )
+        return found
+
+    def read_blobs(self, blobs: list[str]) -> dict[str, bytes]:
+        """The bytes of each blob (by object id), all through one ``git cat-file --batch``: a
+        process per file cost more than the rest of a maintenance run."""
+        wanted = list(dict.fromkeys(blobs))
+        if not wanted:
+            return {}
+        out = self.run("cat-file", "--batch", stdin="".join(f"{b}\n" for b in wanted).encode())
+        found: dict[str, bytes] = {}
+        position = 0
+        for blob in wanted:  # each answer: "<id> blob <size>\n<bytes>\n", or "<id> missing\n"
+            end = out.index(b"\n", position)
+            header = out[position:end].split()
+            position = end + 1
+            if len(header) == 3 and header[1] == b"blob":
+                size = int(header[2])
+                found[blob] = out[position : position + size]
+                position += size + 1
+        return found

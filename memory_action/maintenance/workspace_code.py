@@ -9,12 +9,12 @@ are read.
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from memory_action.errors import InputError
 from memory_action.github.pull_request import MAX_FILE_BYTES, decode_text
-from memory_action.maintenance.git_checkout import GitCheckout
+from memory_action.maintenance.git_checkout import GitCheckout, RegularFile
 
 # The job's checkout may belong to another user than the container's: reading it is safe.
 _READ_ANY_OWNER = {
@@ -25,19 +25,32 @@ _READ_ANY_OWNER = {
 
 
 class CheckoutCode:
-    """``CodeView`` over one commit of a local checkout."""
+    """``CodeView`` over one commit of a local checkout: its tree listed once, files read in
+    batches."""
 
     def __init__(self, checkout: GitCheckout, commit: str) -> None:
         self._checkout = checkout
         self._commit = commit
+        self._files: dict[str, RegularFile] | None = None
 
     def paths(self) -> frozenset[str]:
         listing = self._checkout.run("ls-tree", "-r", "-z", "--name-only", self._commit)
         return frozenset(os.fsdecode(p) for p in listing.split(b"\0") if p)
 
-    def read(self, path: str) -> str | None:
-        data = self._checkout.read_blob(self._commit, path, MAX_FILE_BYTES)
-        return decode_text(data) if data is not None else None
+    def read_many(self, paths: Sequence[str]) -> dict[str, str | None]:
+        if self._files is None:
+            self._files = self._checkout.regular_files(self._commit)
+        readable = {
+            path: found.blob
+            for path in paths
+            if (found := self._files.get(path)) is not None and found.size <= MAX_FILE_BYTES
+        }
+        blobs = self._checkout.read_blobs(list(readable.values()))
+        texts: dict[str, str | None] = dict.fromkeys(paths)
+        for path, blob in readable.items():
+            data = blobs.get(blob)
+            texts[path] = decode_text(data) if data is not None else None
+        return texts
 
 
 def checkout_code(workspace: Path, env: Mapping[str, str]) -> CheckoutCode | str:

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -37,6 +37,9 @@ _FILE_EXTENSIONS = frozenset(
     | {"tsx", "txt", "xml", "yaml", "yml"}
 )
 _MARKERS = (CONFLICT_START, CONFLICT_MIDDLE, CONFLICT_END)
+_WORD_RUN = re.compile(r"[A-Za-z0-9_]+")  # a cited symbol must be one of these in its file
+_EMPTY_SHA256 = hashlib.sha256(b"").digest()
+READ_BATCH = 256  # files a ``CodeView.read_many`` call reads: few calls, bounded memory
 
 
 class CodeView(Protocol):
@@ -46,8 +49,9 @@ class CodeView(Protocol):
         """Every tracked file, as a repository-relative POSIX path."""
         ...
 
-    def read(self, path: str) -> str | None:
-        """The file's text; None when it is missing, binary or too large to read."""
+    def read_many(self, paths: Sequence[str]) -> Mapping[str, str | None]:
+        """Each file's text; None when it is missing, binary or too large to read. One call
+        reads many files at once (one git process for a checkout)."""
         ...
 
 
@@ -125,18 +129,35 @@ def _symbol(text: str) -> str:
     return name if called or code_like else ""
 
 
+@dataclass(frozen=True, kw_only=True)
+class _CitedFile:
+    words: frozenset[str]  # its maximal runs of [A-Za-z0-9_]: a symbol is a whole word in it
+    sha256: bytes
+
+
 class CitationChecker:
-    """Checks citations against one ``CodeView``; files are read once each."""
+    """Checks citations against one ``CodeView``. Each distinct citation is judged once, and
+    each file read once, the cited files in batches (``CodeView.read_many``), so memory whose
+    items all cite something costs one pass, not a look-up per item."""
 
     def __init__(self, code: CodeView) -> None:
         self._code = code
         self._paths: frozenset[str] | None = None
-        self._texts: dict[str, str | None] = {}
+        self._folders: frozenset[str] | None = None
+        self._files: dict[str, _CitedFile | None] = {}
+        self._verdicts: dict[Citation, str] = {}
         self._words: frozenset[str] | None = None
 
+    def read_cited(self, items: Iterable[Item]) -> None:
+        """Read the files that ``items`` cite a symbol in, in batches: ``stale`` of these items
+        then reads no file."""
+        self._load(c.path for item in items for c in item.citations if c.path and c.symbol)
+
     def stale(self, items: Iterable[Item]) -> list[StaleItem]:
+        listed = list(items)
+        self.read_cited(listed)
         found = []
-        for item in items:
+        for item in listed:
             reasons = tuple(r for c in item.citations if (r := self.problem(c)))
             if reasons:
                 found.append(StaleItem(item=item, reasons=reasons))
@@ -144,13 +165,18 @@ class CitationChecker:
 
     def problem(self, citation: Citation) -> str:
         """Why the code no longer backs ``citation``; "" when it does."""
+        if citation not in self._verdicts:
+            self._verdicts[citation] = self._judge(citation)
+        return self._verdicts[citation]
+
+    def _judge(self, citation: Citation) -> str:
         if citation.path and not self._has_path(citation.path):
             return f"`{citation.path}` is not in the default branch"
         if not citation.symbol:
             return ""
         if citation.path:
-            text = self._text(citation.path)
-            if text is not None and _has_word(text, citation.symbol):
+            cited = self._file(citation.path)
+            if cited is not None and citation.symbol in cited.words:
                 return ""
             return f"`{citation.symbol}` is no longer in `{citation.path}`"
         if citation.symbol in self._all_words():
@@ -161,11 +187,13 @@ class CitationChecker:
         """A fingerprint of memory, its citations' verdicts and the cited files' contents: equal
         digests mean a maintenance run would see exactly what the last one saw."""
         hasher = hashlib.sha256(memory.encode())
-        for citation in sorted({c for item in items for c in item.citations}, key=Citation.label):
+        citations = sorted({c for item in items for c in item.citations}, key=Citation.label)
+        self._load(c.path for c in citations if c.path)
+        for citation in citations:
             hasher.update(f"\0{citation.label()}\0{self.problem(citation)}".encode())
             if citation.path and citation.path in self._tracked():
-                text = self._text(citation.path) or ""
-                hasher.update(hashlib.sha256(text.encode()).digest())
+                cited = self._file(citation.path)
+                hasher.update(cited.sha256 if cited is not None else _EMPTY_SHA256)
         return hasher.hexdigest()
 
     def _tracked(self) -> frozenset[str]:
@@ -174,22 +202,43 @@ class CitationChecker:
         return self._paths
 
     def _has_path(self, path: str) -> bool:
-        tracked = self._tracked()
-        return path in tracked or any(p.startswith(path + "/") for p in tracked)
+        if self._folders is None:
+            self._folders = frozenset(
+                path.rsplit("/", depth)[0]
+                for path in self._tracked()
+                for depth in range(1, path.count("/") + 1)
+            )
+        return path in self._tracked() or path in self._folders
 
-    def _text(self, path: str) -> str | None:
-        if path not in self._texts:
-            self._texts[path] = self._code.read(path) if path in self._tracked() else None
-        return self._texts[path]
+    def _load(self, paths: Iterable[str]) -> None:
+        """Read the tracked ``paths`` not read yet, in one batch."""
+        tracked = self._tracked()
+        wanted = sorted({p for p in paths if p in tracked and p not in self._files})
+        for start in range(0, len(wanted), READ_BATCH):
+            chunk = wanted[start : start + READ_BATCH]
+            texts = self._code.read_many(chunk)
+            for path in chunk:
+                text = texts.get(path)
+                self._files[path] = None if text is None else _cited_file(text)
+
+    def _file(self, path: str) -> _CitedFile | None:
+        if path not in self._tracked():
+            return None
+        self._load([path])
+        return self._files[path]
 
     def _all_words(self) -> frozenset[str]:
         if self._words is None:
             words: set[str] = set()
-            for path in sorted(self._tracked()):  # read, not kept: a repository can be large
-                words.update(_IDENTIFIER.findall(self._code.read(path) or ""))
+            tracked = sorted(self._tracked())
+            for start in range(0, len(tracked), READ_BATCH):  # read, not kept: it can be large
+                for text in self._code.read_many(tracked[start : start + READ_BATCH]).values():
+                    words.update(_IDENTIFIER.findall(text or ""))
             self._words = frozenset(words)
         return self._words
 
 
-def _has_word(text: str, word: str) -> bool:
-    return re.search(rf"(?<![A-Za-z0-9_]){re.escape(word)}(?![A-Za-z0-9_])", text) is not None
+def _cited_file(text: str) -> _CitedFile:
+    return _CitedFile(
+        words=frozenset(_WORD_RUN.findall(text)), sha256=hashlib.sha256(text.encode()).digest()
+    )

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 from memory_action.memory.citations import Item, StaleItem
 from memory_action.memory.merge import CONFLICT_END, CONFLICT_MIDDLE, CONFLICT_START
-from memory_action.memory.similar import candidate_pairs
+from memory_action.memory.similar import LOOKED_AT, MOST_ALIKE, candidate_pairs
 from memory_action.safety.untrusted_markdown import LIST_MARKER
 
 SIMILAR = 0.85  # difflib ratio from which two items say the same thing
@@ -31,6 +31,7 @@ class Duplicate:
 class DuplicateSearch:
     pairs: tuple[Duplicate, ...]
     complete: bool  # False: the deadline came first; later candidates were not compared
+    capped: int = 0  # items with so many look-alikes that only the most alike were compared
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -46,6 +47,7 @@ class Findings:
     duplicates: tuple[Duplicate, ...] = ()
     conflicts: tuple[ConflictBlock, ...] = ()
     unchecked: tuple[str, ...] = ()  # what the checks did not get to (time ran out), and why
+    capped: int = 0  # items with more look-alikes than the near-duplicate search compares
 
     def __bool__(self) -> bool:
         return bool(self.stale or self.duplicates or self.conflicts)
@@ -71,19 +73,23 @@ def near_duplicates(
     keys = [comparable(item.text) for item in items]
     candidates = candidate_pairs(keys, threshold, expired)
     found: list[Duplicate] = []
+    matcher = difflib.SequenceMatcher(None, "", "", autojunk=False)
     for number, (i, j) in enumerate(candidates.pairs, start=1):
         if number % _CHECK_EVERY == 0 and expired():
-            return DuplicateSearch(pairs=tuple(found), complete=False)
-        ratio = _ratio(keys[j], keys[i], threshold)
+            return DuplicateSearch(pairs=tuple(found), complete=False, capped=candidates.capped)
+        matcher.set_seq2(keys[i])  # pairs are sorted: the same i in a row keeps its index
+        ratio = _ratio(matcher, keys[j], threshold)
         if ratio is not None:
             found.append(Duplicate(first=items[i], second=items[j], ratio=round(ratio, 2)))
-    return DuplicateSearch(pairs=tuple(found), complete=candidates.complete)
+    return DuplicateSearch(
+        pairs=tuple(found), complete=candidates.complete, capped=candidates.capped
+    )
 
 
-def _ratio(a: str, b: str, threshold: float) -> float | None:
-    """``difflib``'s ratio of ``a`` to ``b`` when it reaches ``threshold`` (the cheap upper
-    bounds first), else None."""
-    matcher = difflib.SequenceMatcher(None, a, b, autojunk=False)
+def _ratio(matcher: difflib.SequenceMatcher[str], a: str, threshold: float) -> float | None:
+    """``difflib``'s ratio of ``a`` to the matcher's second text when it reaches ``threshold``
+    (the cheap upper bounds first), else None."""
+    matcher.set_seq1(a)
     if matcher.real_quick_ratio() < threshold or matcher.quick_ratio() < threshold:
         return None
     ratio = matcher.ratio()
@@ -151,6 +157,14 @@ def notes(findings: Findings) -> list[str]:
     ]
     lines += [f"conflict block at line {c.line}" for c in findings.conflicts]
     return lines[:MAX_LISTED]
+
+
+def capped_note(capped: int) -> str:
+    """What the near-duplicate search's cap on comparisons left out, when it was hit."""
+    return (
+        f"{capped} item(s) with more look-alikes than are compared: each was compared with at "
+        f"most {LOOKED_AT} others and paired with its {MOST_ALIKE} most alike"
+    )
 
 
 def comparable(text: str) -> str:

@@ -86,7 +86,7 @@ def gate(
     keeps (``untrusted_markdown.raw_html`` of what we wrote)."""
     values = tuple(masked)
     if form is Form.JSON:
-        document = _redact_strings(json.loads(text), values)
+        document = _redact_strings(json.loads(text), values, {})
         dumped = json.dumps(document, indent=1, sort_keys=True, ensure_ascii=False) + "\n"
         return SafeText(dumped, _GATE_KEY)
     if form is Form.TEXT:
@@ -108,12 +108,24 @@ def _redact(text: str, masked: tuple[str, ...]) -> str:
     return redact(text, masked)[0]
 
 
-def _redact_strings(value: object, masked: tuple[str, ...]) -> object:
-    """A parsed JSON value with every string in it (keys too) redacted."""
+def _redact_strings(value: object, masked: tuple[str, ...], done: dict[str, str]) -> object:
+    """A parsed JSON value with every string in it (keys too) redacted, each distinct string
+    scanned once (``done``: what each was redacted to; provenance repeats its keys thousands
+    of times)."""
     if isinstance(value, str):
-        return _redact(value, masked)
+        return _redact_once(value, masked, done)
     if isinstance(value, list):
-        return [_redact_strings(item, masked) for item in value]
+        return [_redact_strings(item, masked, done) for item in value]
     if isinstance(value, dict):
-        return {_redact(str(k), masked): _redact_strings(v, masked) for k, v in value.items()}
+        return {
+            _redact_once(str(k), masked, done): _redact_strings(v, masked, done)
+            for k, v in value.items()
+        }
     return value
+
+
+def _redact_once(text: str, masked: tuple[str, ...], done: dict[str, str]) -> str:
+    found = done.get(text)
+    if found is None:
+        found = done[text] = _redact(text, masked)
+    return found

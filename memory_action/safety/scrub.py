@@ -100,24 +100,31 @@ def find_secrets(
 ) -> list[SecretFinding]:
     """Every secret in ``text``: non-overlapping (overlaps are merged), sorted by position."""
     cache = _RUN_CACHE.get()
-    if cache is None or len(text) < ScanCache.MIN_LENGTH:
+    if cache is None:
         return _scan(text, masked, layers)
+    if len(text) < ScanCache.MIN_LENGTH:
+        return _scan(text, masked, layers, cache.forms)
     masked = tuple(masked)
     key = ScanCache.key(text, masked, layers)
     found = cache.get(key)
     if found is None:
-        found = tuple(_scan(text, masked, layers))
+        found = tuple(_scan(text, masked, layers, cache.forms))
         cache.put(key, found)
     return list(found)
 
 
-def _scan(text: str, masked: Iterable[str], layers: Collection[Layer]) -> list[SecretFinding]:
+def _scan(
+    text: str,
+    masked: Iterable[str],
+    layers: Collection[Layer],
+    forms_of: Callable[[str], tuple[list[str], list[str]]] | None = None,
+) -> list[SecretFinding]:
     candidates: list[Candidate] = []
     for layer in layers:
         for detector in _LAYER_DETECTORS.get(layer, ()):
             candidates.extend(detector(text))
     if Layer.MASKED in layers:
-        candidates.extend(masked_candidates(text, masked))
+        candidates.extend(masked_candidates(text, masked, forms_of))
     return _merge(candidates)
 
 
@@ -128,7 +135,9 @@ class ScanCache:
     """Findings by the digest of the text, the masked values and the layers: a bounded LRU.
 
     The key holds digests only (never a text or a masked value), and the findings hold only
-    kinds and positions, so the cache keeps nothing secret.
+    kinds and positions, so the cache keeps nothing secret. ``forms`` keeps each masked value's
+    encoded forms (``masked_forms``) for the run, which holds the values anyway: a document of
+    thousands of short strings (provenance) computed them again for every string.
     """
 
     MIN_LENGTH = 1024  # shorter texts are scanned faster than they are looked up and kept
@@ -140,6 +149,15 @@ class ScanCache:
         # How often each key was asked for and scanned, for tests and benchmarks.
         self.asked: Counter[bytes] = Counter()
         self.scanned: Counter[bytes] = Counter()
+        self._forms: dict[str, tuple[list[str], list[str]]] = {}
+
+    def forms(self, value: str) -> tuple[list[str], list[str]]:
+        """``masked_forms(value)``, computed once per run."""
+        with self._lock:
+            found = self._forms.get(value)
+            if found is None:
+                found = self._forms[value] = masked_forms(value)
+            return found
 
     @staticmethod
     def key(text: str, masked: Sequence[str], layers: Collection[Layer]) -> bytes:
@@ -170,6 +188,7 @@ class ScanCache:
 # text around it (emphasis, strikethrough, code, links, HTML), escapes, character references,
 # any character outside ASCII (invisible ones, full-width forms). Text without them reads as is.
 _RENDERED_DIFFERENTLY = re.compile(r"[\\&*_~`<\[]|[^\x00-\x7f]")
+_READER_KEY = b"reader view"  # a key's suffix: findings of the text as a reader sees it
 _RUN_CACHE: ContextVar[ScanCache | None] = ContextVar("memory_agent_scan_cache", default=None)
 
 
@@ -202,8 +221,22 @@ def redact(text: str, masked: Iterable[str] = ()) -> tuple[str, list[SecretFindi
     values = tuple(masked)
     findings = find_secrets(text, values)
     if _RENDERED_DIFFERENTLY.search(text):
-        findings = _merged_findings(findings, list(_seen_by_a_reader(text, values)))
+        findings = _merged_findings(findings, _read_once(text, values))
     return (replace_findings(text, findings)[0] if findings else text), findings
+
+
+def _read_once(text: str, masked: tuple[str, ...]) -> list[SecretFinding]:
+    """``_seen_by_a_reader``, kept for the run like ``find_secrets``' findings: rendering a MiB
+    of memory as GitHub would costs more than scanning it, and a run redacts memory often."""
+    cache = _RUN_CACHE.get()
+    if cache is None or len(text) < ScanCache.MIN_LENGTH:
+        return list(_seen_by_a_reader(text, masked))
+    key = ScanCache.key(text, masked, ALL_LAYERS) + _READER_KEY
+    found = cache.get(key)
+    if found is None:
+        found = tuple(_seen_by_a_reader(text, masked))
+        cache.put(key, found)
+    return list(found)
 
 
 def _seen_by_a_reader(text: str, masked: tuple[str, ...]) -> Iterator[SecretFinding]:

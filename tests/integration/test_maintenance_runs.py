@@ -117,6 +117,19 @@ def test_figures_fifty_items_five_stale(runner: ActionRunner) -> None:
     assert (model.calls, quiet.calls) == (2, 0)
 
 
+def test_a_near_duplicate_search_that_hit_its_cap_says_so_in_the_summary(
+    runner: ActionRunner,
+) -> None:
+    """Hundreds of look-alikes: each item is compared with only some of them, and the run's
+    notes say how many items were capped."""
+    items = [f"- Rule {n}: keep caches small.\n" for n in range(230)]  # within 7 KiB
+    seed(runner, "# Memory\n" + "".join(items))
+    outcome, model = maintain(runner, "Nothing to change.")
+    assert model.calls == 1
+    assert "maintenance capped the near-duplicate search: 230 item(s)" in outcome.summary
+    assert "compared with at most 200 others" in outcome.summary
+
+
 def test_a_pull_request_output_with_the_cache_store_says_it_needs_git(
     runner: ActionRunner,
 ) -> None:

@@ -94,7 +94,15 @@ def _hex_forms(raw: bytes) -> list[str]:
     return [form for form in forms if len(form) >= _MIN_ENCODED_LENGTH]
 
 
-def masked_candidates(text: str, masked: Iterable[str]) -> Iterator[Candidate]:
+Forms = tuple[list[str], list[str]]  # what ``masked_forms`` gives
+
+
+def masked_candidates(
+    text: str, masked: Iterable[str], forms_of: Callable[[str], Forms] | None = None
+) -> Iterator[Candidate]:
+    """Each place ``text`` holds a masked value in some form; ``forms_of``: ``masked_forms``,
+    or a memo of it kept for the run (a value's forms cost more than scanning a short text)."""
+    forms_of = forms_of or masked_forms
     values = usable_masked(masked)
     if not values:
         return
@@ -102,7 +110,7 @@ def masked_candidates(text: str, masked: Iterable[str]) -> Iterator[Candidate]:
     decoded = _decoded_forms(text)
     dump = _View(text, _DUMP_GAP, "") if _DUMP_HINT.search(text) else None
     for value in values:
-        plain, cores = masked_forms(value)
+        plain, cores = forms_of(value)
         yield from _found_in(text, plain, cores)
         yield from _fragments(text, value)
         for view in decoded:

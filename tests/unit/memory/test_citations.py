@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import pytest
 
 from memory_action.memory.citations import Citation, CitationChecker, parse_citation, parse_items
@@ -11,13 +13,15 @@ class Code:
     def __init__(self, files: dict[str, str]) -> None:
         self.files = files
         self.reads: list[str] = []
+        self.batches = 0  # read_many calls
 
     def paths(self) -> frozenset[str]:
         return frozenset(self.files)
 
-    def read(self, path: str) -> str | None:
-        self.reads.append(path)
-        return self.files.get(path)
+    def read_many(self, paths: Sequence[str]) -> dict[str, str | None]:
+        self.reads.extend(paths)
+        self.batches += 1
+        return {path: self.files.get(path) for path in paths}
 
 
 CODE = Code({"src/app.py": "def fetch_retry(url):\n    pass\n", "README.md": "# Demo\n"})

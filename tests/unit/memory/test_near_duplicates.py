@@ -5,13 +5,16 @@ from __future__ import annotations
 
 import difflib
 import random
+from collections.abc import Callable
 
 import pytest
 
 from memory_action.memory import upkeep
 from memory_action.memory.citations import Item, parse_items
-from memory_action.memory.upkeep import SIMILAR, near_duplicates
+from memory_action.memory.similar import MOST_ALIKE, candidate_pairs
+from memory_action.memory.upkeep import SIMILAR, comparable, near_duplicates, never
 from tests.fakes.memory_items import BULLETS, lessons, memory_of, variant, variants
+from tests.fakes.memory_shapes import all_stale, low_vocabulary
 
 
 def all_pairs(items: list[Item], threshold: float = SIMILAR) -> list[tuple[int, int, float]]:
@@ -64,6 +67,29 @@ def test_memory_as_the_benchmark_writes_it() -> None:
     assert found(items) == all_pairs(items)
 
 
+@pytest.mark.parametrize("shape", [low_vocabulary, all_stale])
+def test_memory_of_the_other_shapes_the_benchmark_times(shape: Callable[[int, int], str]) -> None:
+    items = parse_items(shape(24 * 1024, 3))
+    assert found(items) == all_pairs(items)
+
+
+def test_items_alike_letter_by_letter_but_not_word_by_word_are_found() -> None:
+    """Compounds written apart and together share a run of two words but few whole words."""
+    apart = "- Monorepo builds: pre-fetch, re-index sub-trees with dry-run, fail-fast."
+    together = "- Monorepo builds: prefetch, reindex subtrees with dryrun, failfast."
+    items = parse_items(f"{apart}\n{together}\n")
+    assert found(items) == all_pairs(items) == [(1, 2, 0.96)]
+
+
+def test_items_that_share_only_runs_most_items_have_are_paired_too() -> None:
+    """Each rule's own words ("rule 7") find no other item; the common ones are looked up."""
+    items = parse_items("".join(f"- Rule {n}: keep caches small.\n" for n in range(60)))
+    search = near_duplicates(items)
+    paired = {d.first.line for d in search.pairs} | {d.second.line for d in search.pairs}
+    assert paired == {item.line for item in items}
+    assert search.capped == len(items)  # 59 look-alikes each, the 6 most alike paired
+
+
 def test_items_without_words_and_the_same_text_pair_up() -> None:
     memory = "- ----\n- -----\n- Keep it.\n- keep it\n" + "".join(
         f"- the cache of the run {n}\n" for n in range(3)
@@ -78,3 +104,21 @@ def test_a_search_out_of_time_says_it_is_not_complete() -> None:
     search = near_duplicates(items, expired=lambda: True)
     assert not search.complete
     assert near_duplicates(items).complete
+
+
+def test_items_with_hundreds_of_look_alikes_are_capped_and_say_so() -> None:
+    rng = random.Random(7)  # noqa: S311 - test data
+    vocabulary = [f"word{n}" for n in range(30)]
+    rules = [f"- {' '.join(rng.choices(vocabulary, k=10))}" for _ in range(3_000)]
+    twin = "- run test file merge cache save the one pair that must be found"
+    items = parse_items("\n".join([*rules, twin, twin.replace("found", "found!")]) + "\n")
+
+    search = near_duplicates(items)
+
+    assert search.capped > 0  # stopped early for some items, and says how many
+    assert search.complete
+    assert any(
+        d.first.text.startswith("- run test file merge cache save the") for d in search.pairs
+    )
+    compared = len(candidate_pairs([comparable(i.text) for i in items], 0.85, never).pairs)
+    assert compared <= len(items) * MOST_ALIKE

@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 import contextvars
+import json
 import threading
 
+import pytest
+
+from memory_action.safety import outgoing, scrub
 from memory_action.safety.scrub import ALL_LAYERS, Layer, ScanCache, find_secrets, scan_once
 
 SECRET = "ghp_vkIJ7EnUazjrRBVLiIspywBVicoMs10U0ro2"
@@ -91,3 +95,43 @@ def test_threads_started_in_the_run_context_share_the_cache() -> None:
 
     assert cache.asked[key(MEMORY)] == 2
     assert cache.scanned[key(MEMORY)] == 1
+
+
+def test_a_json_document_scans_each_distinct_string_once_and_each_masked_value_s_forms_once(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Provenance repeats its keys and values thousands of times: each distinct string is
+    scanned once, and the forms of each masked value are worked out once in the run."""
+    masked = ("s3cr3t-value-of-the-run", "an0ther-masked-value")
+    records = [
+        {"line": "- Retry once.", "by": "s3cr3t-value-of-the-run", "n": n} for n in range(50)
+    ]
+    scanned: list[str] = []
+    formed: list[str] = []
+    scan, forms = outgoing.redact, scrub.masked_forms
+    monkeypatch.setattr(outgoing, "redact", lambda t, m: scanned.append(t) or scan(t, m))
+    monkeypatch.setattr(scrub, "masked_forms", lambda v: formed.append(v) or forms(v))
+
+    with scan_once():
+        saved = outgoing.gate(json.dumps({"records": records}), masked, form=outgoing.Form.JSON)
+
+    assert "s3cr3t" not in saved.text and saved.text.count("[REDACTED") == 50
+    assert sorted(scanned) == sorted(set(scanned))  # "line", "by", "n", "records", 2 values
+    assert len(scanned) == 6
+    assert sorted(formed) == sorted(masked)
+
+
+def test_a_long_text_is_rendered_as_a_reader_sees_it_once_in_a_run(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    memory = MEMORY + "- Split `ghp_vkIJ7EnUazjrRBVLiIspy`wBVicoMs10U0ro2 across a code span.\n"
+    rendered: list[str] = []
+    view = scrub.reader_view
+    monkeypatch.setattr(scrub, "reader_view", lambda t: rendered.append(t) or view(t))
+
+    with scan_once():
+        first = scrub.redact(memory)
+        second = scrub.redact(memory)
+
+    assert first == second and len(first[1]) == 2
+    assert len(rendered) == 1
