@@ -18,6 +18,7 @@ the plain scan of the same text in the same run.
 
 from __future__ import annotations
 
+import re._parser as pattern_parser
 import sys
 import time
 from collections.abc import Callable, Iterator
@@ -27,6 +28,7 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
+from memory_action.safety.leaks.formats import TOKEN_FORMATS  # noqa: E402
 from memory_action.safety.outgoing import Form, gate  # noqa: E402
 from memory_action.safety.reader_view import reader_view  # noqa: E402
 from memory_action.safety.scrub import (  # noqa: E402
@@ -172,6 +174,51 @@ def timings() -> None:
     print(f"slowest 1 MiB of adversarial text: {slowest:.2f} s CPU ({slowest / reference:.1f} x)")
 
 
+PER_RULE_LIMIT_S = 2.0  # issue 25: 1 MiB of a rule's own prefix, repeated, within 2 s
+
+
+def literal_start(pattern: str) -> str:
+    """The text a rule's matches begin with: its literals, and the first character of each class,
+    up to the first repetition (``xox[abposre]-`` reads ``xoxa``)."""
+    start: list[str] = []
+    for op, argument in pattern_parser.parse(pattern):
+        if op is pattern_parser.LITERAL:
+            start.append(chr(argument))
+        elif op is pattern_parser.IN:
+            first = [a for o, a in argument if o is pattern_parser.LITERAL]
+            first += [a[0] for o, a in argument if o is pattern_parser.RANGE]
+            if not first:
+                break
+            start.append(chr(first[0]))
+        elif op not in (pattern_parser.ASSERT, pattern_parser.ASSERT_NOT, pattern_parser.AT):
+            break
+    return "".join(start)
+
+
+def per_rule() -> bool:
+    """Every format rule on 1 MiB of its own start repeated (bare, then followed by ``-`` and
+    ``_``: the characters most token alphabets hold), the whole detector running; whether each
+    stayed within the limit."""
+    worst: dict[str, float] = {}
+    for rule in TOKEN_FORMATS:
+        start = literal_start(rule.pattern.pattern) or rule.marker
+        for unit in (start, start + "-", start + "_"):
+            text = mebibyte(unit)
+            seconds = cpu_seconds(lambda: find_secrets(text, ()))  # noqa: B023 - called at once
+            key = f"{rule.kind} ({start!r})"
+            worst[key] = max(worst.get(key, 0.0), seconds)
+    slowest = sorted(worst.items(), key=lambda item: -item[1])
+    for name, seconds in slowest[:5]:
+        print(f"1 MiB of its own start repeated, {name:<45} {seconds:6.2f} s CPU")
+    over = [name for name, seconds in slowest if seconds > PER_RULE_LIMIT_S]
+    print(
+        f"format rules on 1 MiB of their own start: {len(worst)} rules, slowest "
+        f"{slowest[0][1]:.2f} s, {len(over)} over {PER_RULE_LIMIT_S:.0f} s"
+        + (f": {', '.join(over)}" if over else "")
+    )
+    return not over
+
+
 def scanned_once_per_run(checks: int = 9) -> None:
     """A run checks its memory about nine times (restore, prompt, edits, save, publish)."""
     memory = mebibyte("\n".join(MEMORY_TEXT) + "\n")
@@ -266,9 +313,12 @@ def main() -> None:
     met = "met" if target_met() else "NOT met"
     print(f"memory text: at most 1 flagged line in 10,000: {met}")
     timings()
+    within_limit = per_rule()
     scanned_once_per_run()
     rendered_forms_caught()
     reader_view_cost()
+    if not within_limit:
+        sys.exit(1)
 
 
 if __name__ == "__main__":

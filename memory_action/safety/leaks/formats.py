@@ -133,7 +133,9 @@ TOKEN_FORMATS: tuple[TokenFormat, ...] = (
     _f(
         "Slack token",
         "xo",
-        _B + r"xox[abposre](?:\.xox[bp])?-(?=[A-Za-z0-9-]*\d)[A-Za-z0-9-]{10,250}" + _E,
+        # The digit is looked for within the token's own 250 characters: an unbounded look ahead
+        # rescans the rest of the run from every "xoxb-" in it (quadratic on "xoxb-" repeated).
+        _B + r"xox[abposre](?:\.xox[bp])?-(?=[A-Za-z0-9-]{0,249}\d)[A-Za-z0-9-]{10,250}" + _E,
     ),
     _f("Slack token", "xapp-", _B + r"xapp-\d-[A-Z0-9]{6,20}-\d{6,20}-[a-f0-9]{20,80}" + _E),
     _f(
