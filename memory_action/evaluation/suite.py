@@ -15,12 +15,12 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from memory_action.evaluation import dismissals
+from memory_action.evaluation import dismissals, poisoning, transient
 from memory_action.evaluation.github import contract
 from memory_action.evaluation.report import MEMORY, NO_MEMORY, Metric
 from memory_action.evaluation.world import World
 
-FAMILIES: tuple[ModuleType, ...] = (dismissals,)
+FAMILIES: tuple[ModuleType, ...] = (dismissals, poisoning, transient)
 ARMS: Mapping[str, Mapping[str, str]] = {MEMORY: {}, NO_MEMORY: {"enable_memory": "false"}}
 
 
