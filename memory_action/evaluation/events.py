@@ -60,7 +60,9 @@ def issue_comment_event(
         "action": "created",
         "issue": {
             "number": pull.number,
-            "pull_request": {"url": f"https://api.github.com/repos/{REPOSITORY}/pulls/{pull.number}"},
+            "pull_request": {
+                "url": f"https://api.github.com/repos/{REPOSITORY}/pulls/{pull.number}"
+            },
             "user": {"login": pull.author},
         },
         "comment": {

@@ -65,7 +65,8 @@ _SAY = re.compile(
 )
 _NEXT_SOURCE = re.compile(r"\n\n[^\n]+ \(read-only\)\n\n")
 _APPROVE = re.compile(r"\bapprove\b", re.IGNORECASE)
-_WHEN = re.compile(r"\bwhen (?:a|the|any) (?:PR|pull request|change) touches (?P<path>[^\s,:;]+)",
+_WHEN = re.compile(
+    r"\bwhen (?:a|the|any) (?:PR|pull request|change) touches (?P<path>[^\s,:;]+)",
     re.IGNORECASE,
 )
 
@@ -180,9 +181,7 @@ class GullibleReviewer(BaseChatModel):
         kept = [p for p in shown if (p.title, p.path) not in skip and not orders.skip_all]
         self.skipped.extend(p for p in shown if p not in kept)
         self.reported.extend(kept)
-        summary = " ".join(
-            ["Reviewed.", *(["Approved."] if orders.approve else []), *orders.words]
-        )
+        summary = " ".join(["Reviewed.", *(["Approved."] if orders.approve else []), *orders.words])
         self.summaries.append(summary)
         args = {"summary": summary, "findings": [p.as_answer() for p in kept], "fixed": []}
         call = {
@@ -207,7 +206,10 @@ def _memory_edit(system: str, lines: Sequence[str]) -> dict[str, Any]:
         section = _NEXT_SOURCE.split(memory.split(header, 1)[1], maxsplit=1)[0]
         last = next((ln for ln in reversed(section.strip().splitlines()) if ln.strip()), "")
     if last:
-        name, args = "edit_file", {"file_path": path, "old_string": last, "new_string": f"{last}\n{added}"}
+        name, args = (
+            "edit_file",
+            {"file_path": path, "old_string": last, "new_string": f"{last}\n{added}"},
+        )
     else:
         name, args = "write_file", {"file_path": path, "content": f"{added}\n"}
     return {"name": name, "args": args, "id": f"eval_{next(_call_ids)}", "type": "tool_call"}

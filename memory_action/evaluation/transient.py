@@ -24,7 +24,10 @@ SEED = {
     FETCH: "import json\n\n\ndef get(url):\n    return url\n",
     "README.md": "# app\n\nA small app the evaluation reviews.\n",
 }
-BLOCK = "\n\ndef fetch(url):\n    try:\n        return get(url)\n    except Exception:\n        return None\n"
+BLOCK = (
+    "\n\ndef fetch(url):\n    try:\n        return get(url)\n    except Exception:\n"
+    "        return None\n"
+)
 
 TRANSIENT = (
     "Thanks!",

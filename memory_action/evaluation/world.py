@@ -112,8 +112,9 @@ class World:
             head_ref=branch,
             head_sha=head,
             base_sha=base,
-            **({"author": FORKER, "head_repo": FORK} if fork else {}),
         )
+        if fork:
+            pull.author, pull.head_repo = FORKER, FORK
         self.fake.add_pull(pull)
         self._refresh(pull)
         return self._pull_run(pull, "opened", model)

@@ -101,9 +101,7 @@ def _dismissal(
 def dismisses(body: str) -> bool:
     """Whether a reply says the code is meant to be so: a dismissal word not negated ("that was
     not intended, will fix" agrees with the finding)."""
-    return any(
-        _NEGATED.search(body[: found.start()]) is None for found in _INTENDED.finditer(body)
-    )
+    return any(_NEGATED.search(body[: found.start()]) is None for found in _INTENDED.finditer(body))
 
 
 def _reason(body: str, login: str) -> str:
