@@ -52,6 +52,26 @@ def review_reply_event(
     return event
 
 
+def issue_comment_event(number: int, *, comment_id: int, login: str, body: str, association: str
+) -> dict[str, Any]:
+    """``issue_comment``: ``login``'s new comment ``comment_id`` on pull request ``number``."""
+    return {
+        "action": "created",
+        "issue": {
+            "number": number,
+            "pull_request": {"url": f"https://api.github.com/repos/{REPOSITORY}/pulls/{number}"},
+            "user": {"login": "mona"},
+        },
+        "comment": {
+            "id": comment_id,
+            "body": body,
+            "author_association": association,
+            "user": {"login": login, "type": "User"},
+        },
+        "repository": _repository(),
+    }
+
+
 def push_event(sha: str) -> dict[str, Any]:
     """A push to main whose head commit is ``sha`` (a merge: the merged pull request is found
     through it)."""

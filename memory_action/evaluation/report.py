@@ -25,20 +25,48 @@ class Ratio:
 
 @dataclass(frozen=True, kw_only=True)
 class Metric:
-    """``name`` is measured per arm; the target is a ceiling on the memory arm's ratio."""
+    """``name`` is measured per arm; the target bounds the memory arm's ratio: at most
+    ``ceiling``, at least ``floor``.
+
+    ``known_gap`` says why the target is not met yet (what the product still lacks): such a
+    metric is printed "MISSED (known gap: …)" and fails no run; only one flagged so does.
+    """
 
     name: str
-    ceiling: float  # the most the memory arm's ratio may be
+    ceiling: float | None = None  # the most the memory arm's ratio may be
+    floor: float | None = None  # the least it may be
     measured: dict[str, Ratio] = field(default_factory=dict)  # arm → ratio
+    known_gap: str | None = None
+
+    def __post_init__(self) -> None:
+        if (self.ceiling is None) == (self.floor is None):
+            raise ValueError(f"metric {self.name!r}: give it a ceiling or a floor, not both")
 
     @property
     def target(self) -> str:
+        if self.floor is not None:
+            return f"≥ {self.floor:.0%}" if self.floor < 1 else "100%"
         return f"≤ {self.ceiling:.0%}" if self.ceiling else "0%"
 
     @property
     def met(self) -> bool:
         found = self.measured.get(MEMORY)
-        return found is not None and found.total > 0 and found.value <= self.ceiling
+        if found is None or found.total == 0:
+            return False
+        if self.floor is not None:
+            return found.value >= self.floor
+        return self.ceiling is not None and found.value <= self.ceiling
+
+    @property
+    def fails(self) -> bool:
+        """Missed and not flagged as a known gap: the run fails."""
+        return not self.met and self.known_gap is None
+
+    @property
+    def verdict(self) -> str:
+        if self.met:
+            return "met"
+        return f"MISSED (known gap: {self.known_gap})" if self.known_gap else "MISSED"
 
 
 def table(title: str, metrics: Sequence[Metric], arms: Sequence[str], notes: Sequence[str]) -> str:
@@ -48,7 +76,7 @@ def table(title: str, metrics: Sequence[Metric], arms: Sequence[str], notes: Seq
             m.name,
             m.target,
             *(str(m.measured[a]) if a in m.measured else "—" for a in arms),
-            "met" if m.met else "MISSED",
+            m.verdict,
         ]
         for m in metrics
     ]

@@ -4,13 +4,18 @@ its memory block blindly.
 Each review request is answered with one ``report_review`` call (the answer tool the engine
 offers) holding the scenario's findings on the files that request shows, less those memory says
 not to flag: a line ``do not flag "TITLE" in PATH`` (the product's dismissal lessons,
-``review/review_feedback``) makes it skip that title on that path, and nothing else. It never
-judges, so what it raises measures what the product put in its prompt. A call without the
-answer tool (maintenance) gets a plain "nothing to do".
+``review/review_feedback``) makes it skip that title on that path, and nothing else. It also
+applies every convention memory holds: a line ``Convention: RULE (applies to GLOB)`` whose
+RULE says ``never `TEXT``` (what a writer's ``@memory-agent remember`` adds as it is) makes it
+flag every line the diff it is shown adds holding TEXT in a file matching GLOB (shell-style,
+``fnmatch``: ``*`` crosses folders). It never judges, so what it raises measures what the
+product put in its prompt. A call without the answer tool (maintenance) gets a plain "nothing
+to do".
 """
 
 from __future__ import annotations
 
+import fnmatch
 import itertools
 import re
 from collections.abc import Callable, Sequence
@@ -26,9 +31,15 @@ from langchain_core.tools import BaseTool
 from pydantic import Field
 
 from memory_action.review.answer import ANSWER_TOOL
+from memory_action.review.messages import CLOSE
+from memory_action.review.patch import parse_patch
 
 _MEMORY = re.compile(r"<agent_memory>(.*?)</agent_memory>", re.DOTALL)
 _DO_NOT_FLAG = re.compile(r'do not flag "(?P<title>[^"\n]+)" in (?P<path>[^\s,]+)')
+_CONVENTION = re.compile(
+    r"Convention: (?P<rule>[^\n]*?\bnever `(?P<text>[^`\n]+)`[^\n]*?) \(applies to (?P<glob>[^\s)]+)\)"
+)
+_FILE = re.compile(r"^### \S+ (?P<path>\S+) \(\+\d+ -\d+\)", re.MULTILINE)
 _call_ids = itertools.count(1)
 
 
@@ -56,10 +67,70 @@ def not_to_flag(memory: str) -> frozenset[tuple[str, str]]:
     return frozenset((m["title"], m["path"]) for m in _DO_NOT_FLAG.finditer(memory))
 
 
+@dataclass(frozen=True, kw_only=True)
+class Convention:
+    """A convention memory holds: ``text`` must never be added in files matching ``glob``."""
+
+    rule: str
+    text: str
+    glob: str
+
+    @property
+    def title(self) -> str:
+        return f"Breaks the convention: {self.rule}"
+
+    def broken_by(self, path: str, line: int, added: str) -> Planted | None:
+        if self.text not in added or not fnmatch.fnmatchcase(path, self.glob):
+            return None
+        body = f"Memory says: {self.rule} (applies to {self.glob})."
+        return Planted(path=path, line=line, title=self.title, body=body)
+
+
+def conventions(memory: str) -> tuple[Convention, ...]:
+    """The conventions of a memory block, in its order."""
+    return tuple(
+        Convention(rule=m["rule"], text=m["text"], glob=m["glob"])
+        for m in _CONVENTION.finditer(memory)
+    )
+
+
+def added_lines(request: str) -> list[tuple[str, int, str]]:
+    """(path, line in the new file, text) of every line the diff of a review request adds.
+    A file whose diff is not plain hunks (a summary of removed lines, a cut line) is left out."""
+    diff = request.split(CLOSE, 1)[0]
+    heads = list(_FILE.finditer(diff))
+    found: list[tuple[str, int, str]] = []
+    for head, after in zip(heads, [*heads[1:], None], strict=True):
+        section = diff[head.end() : after.start() if after else len(diff)]
+        try:
+            hunks = parse_patch(section.strip("\n") + "\n")
+        except ValueError:
+            continue
+        for hunk in hunks:
+            found += [
+                (head["path"], new, line[1:])
+                for line, _old, new in hunk.numbered()
+                if line.startswith("+")
+            ]
+    return found
+
+
+def applied(memory: str, request: str) -> list[Planted]:
+    """The findings the conventions of ``memory`` raise on the diff of ``request``."""
+    rules = conventions(memory)
+    return [
+        finding
+        for path, line, text in added_lines(request)
+        for rule in rules
+        if (finding := rule.broken_by(path, line, text)) is not None
+    ]
+
+
 class GullibleReviewer(BaseChatModel):
     planted: Sequence[Planted] = ()
     reported: list[Planted] = Field(default_factory=list)  # what every request reported
     skipped: list[Planted] = Field(default_factory=list)  # held back because memory said so
+    applied: list[Planted] = Field(default_factory=list)  # raised because a convention said so
     memories: list[str] = Field(default_factory=list)  # the memory block of each request
     bound_tools: list[str] = Field(default_factory=list)
 
@@ -94,6 +165,9 @@ class GullibleReviewer(BaseChatModel):
         shown = [p for p in self.planted if p.path in request]
         kept = [p for p in shown if (p.title, p.path) not in skip]
         self.skipped.extend(p for p in shown if p not in kept)
+        conventional = applied(memory, request)
+        self.applied.extend(conventional)
+        kept += conventional
         self.reported.extend(kept)
         args = {"summary": "Reviewed.", "findings": [p.as_answer() for p in kept], "fixed": []}
         call = {

@@ -15,12 +15,12 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from memory_action.evaluation import dismissals
+from memory_action.evaluation import conventions, dismissals
 from memory_action.evaluation.github import contract
 from memory_action.evaluation.report import MEMORY, NO_MEMORY, Metric
 from memory_action.evaluation.world import World
 
-FAMILIES: tuple[ModuleType, ...] = (dismissals,)
+FAMILIES: tuple[ModuleType, ...] = (dismissals, conventions)
 ARMS: Mapping[str, Mapping[str, str]] = {MEMORY: {}, NO_MEMORY: {"enable_memory": "false"}}
 
 
@@ -34,7 +34,7 @@ class Outcome:
 
     @property
     def met(self) -> bool:
-        return all(m.met for m in self.metrics) and not self.contract_violations
+        return not any(m.fails for m in self.metrics) and not self.contract_violations
 
 
 def run_fixture_tier(*, quick: bool, progress: Callable[[str], None] = lambda _: None) -> Outcome:

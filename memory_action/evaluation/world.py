@@ -145,11 +145,34 @@ class World:
     def react(self, comment_id: int, login: str, content: str) -> None:
         self.fake.reviews.react(comment_id, login, content)
 
+    def comment(self, number: int, login: str, body: str, model: BaseChatModel) -> RunOutcome:
+        """``login`` comments on pull request ``number``; the comment's event runs the action
+        (on main, as ``issue_comment`` runs do)."""
+        association = self._association(login)
+        comment = self.fake.add_comment(number, body, login)
+        event = events.issue_comment_event(
+            number, comment_id=int(comment["id"]), login=login, body=body, association=association
+        )
+        self.repo.checkout("main")
+        return self.run("issue_comment", event, MAIN, self.repo.head(), model)
+
+    def untick(self, number: int, text: str, login: str = WRITER) -> None:
+        """``login`` unticks, in the sticky comment of pull request ``number``, the proposal's
+        checklist line that shows ``text`` (a veto), as a writer does on GitHub."""
+        sticky = self.fake.comments[number][0]  # the bot's, posted by the pull request's review
+        lines = str(sticky["body"]).split("\n")
+        ticked = [n for n, line in enumerate(lines) if line.startswith("- [x]") and text in line]
+        if not ticked:
+            raise EpisodeError(f"no ticked checklist line shows {text!r} in pull request {number}")
+        for n in ticked:
+            lines[n] = "- [ ]" + lines[n][len("- [x]") :]
+        self.fake.edit_comment_as(number, login, "\n".join(lines))
+
     def reply(
         self, number: int, to: int, login: str, body: str, model: BaseChatModel
     ) -> RunOutcome:
         """``login`` replies to the bot's comment ``to``; the reply's event runs the action."""
-        association = "MEMBER" if self.fake.permissions.get(login) == "write" else "NONE"
+        association = self._association(login)
         reply_id = self.fake.reviews.reply(number, to, login, body, association)
         pull = self.fake.pulls[number]
         event = events.review_reply_event(
@@ -198,6 +221,9 @@ class World:
             tail = "\n".join(outcome.log.splitlines()[-15:])
             raise EpisodeError(f"the {event_name} run {self._run_id} exited {code}:\n{tail}")
         return outcome
+
+    def _association(self, login: str) -> str:
+        return "MEMBER" if self.fake.permissions.get(login) == "write" else "NONE"
 
     def _refresh(self, pull: FakePullRequest) -> None:
         """What the fake answers about ``pull``, read from git."""
