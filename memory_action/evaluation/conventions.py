@@ -115,9 +115,7 @@ def vetoed(world: World, name: str, distances: Sequence[int]) -> list[Observatio
     world.merge(1, GullibleReviewer())
     found = _later(world, name, first=2, distances=distances, vetoed=(RULE,))
     return [
-        Observation(episode=o.episode, kind=VETOED, applied=o.applied)
-        if o.kind == APPLIES
-        else o
+        Observation(episode=o.episode, kind=VETOED, applied=o.applied) if o.kind == APPLIES else o
         for o in found
     ]
 

@@ -130,9 +130,7 @@ def _recurrence(
 
 
 def _filler(world: World, number: int) -> None:
-    report = appended(
-        world, REPORT, f"\n\ndef width_{number}():\n    return 80\n", "    return 80"
-    )
+    report = appended(world, REPORT, f"\n\ndef width_{number}():\n    return 80\n", "    return 80")
     filler = Planted(path=REPORT, line=report.line, title=FILLER)
     world.open_pull(number, {REPORT: report.text}, GullibleReviewer(planted=[filler]))
 

@@ -52,7 +52,8 @@ def review_reply_event(
     return event
 
 
-def issue_comment_event(number: int, *, comment_id: int, login: str, body: str, association: str
+def issue_comment_event(
+    number: int, *, comment_id: int, login: str, body: str, association: str
 ) -> dict[str, Any]:
     """``issue_comment``: ``login``'s new comment ``comment_id`` on pull request ``number``."""
     return {

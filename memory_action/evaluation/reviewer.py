@@ -37,7 +37,8 @@ from memory_action.review.patch import parse_patch
 _MEMORY = re.compile(r"<agent_memory>(.*?)</agent_memory>", re.DOTALL)
 _DO_NOT_FLAG = re.compile(r'do not flag "(?P<title>[^"\n]+)" in (?P<path>[^\s,]+)')
 _CONVENTION = re.compile(
-    r"Convention: (?P<rule>[^\n]*?\bnever `(?P<text>[^`\n]+)`[^\n]*?) \(applies to (?P<glob>[^\s)]+)\)"
+    r"Convention: (?P<rule>[^\n]*?\bnever `(?P<text>[^`\n]+)`[^\n]*?)"
+    r" \(applies to (?P<glob>[^\s)]+)\)"
 )
 _FILE = re.compile(r"^### \S+ (?P<path>\S+) \(\+\d+ -\d+\)", re.MULTILINE)
 _call_ids = itertools.count(1)
@@ -100,8 +101,9 @@ def added_lines(request: str) -> list[tuple[str, int, str]]:
     diff = request.split(CLOSE, 1)[0]
     heads = list(_FILE.finditer(diff))
     found: list[tuple[str, int, str]] = []
-    for head, after in zip(heads, [*heads[1:], None], strict=True):
-        section = diff[head.end() : after.start() if after else len(diff)]
+    for number, head in enumerate(heads):
+        end = heads[number + 1].start() if number + 1 < len(heads) else len(diff)
+        section = diff[head.end() : end]
         try:
             hunks = parse_patch(section.strip("\n") + "\n")
         except ValueError:

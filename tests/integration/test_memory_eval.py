@@ -1,6 +1,6 @@
-"""``memory-agent eval``'s fixture tier through the command line: every target met, with the
-no-memory baseline printed in the same run and the GitHub fake checked against GitHub's
-published descriptions."""
+"""``memory-agent eval``'s fixture tier through the command line: every target met (but a
+known gap, printed as one), with the no-memory baseline printed in the same run and the GitHub
+fake checked against GitHub's published descriptions."""
 
 from __future__ import annotations
 
@@ -9,7 +9,9 @@ import re
 import pytest
 
 from memory_action import cli
-from memory_action.evaluation.reviewer import GullibleReviewer, Planted, not_to_flag
+from memory_action.evaluation.report import MEMORY, Metric, Ratio, table
+from memory_action.evaluation.reviewer import GullibleReviewer, Planted, conventions, not_to_flag
+from memory_action.evaluation.suite import Outcome
 
 
 def test_the_fixture_tier_meets_every_target_and_prints_its_baselines(
@@ -27,8 +29,19 @@ def test_the_fixture_tier_meets_every_target_and_prints_its_baselines(
     assert re.search(r"≤ 5%\s+0% \(0/24\)\s+0% \(0/12\)\s+met$", controls), controls
     others = rows["a non-writer's dismissal holding a finding back"]
     assert re.search(r"0%\s+0% \(0/6\)\s+—\s+met$", others), others
+    # conventions: 2 ways of teaching and the newer of a superseding pair, x 2 distances
+    applies = rows["a taught convention applied where it applies"]
+    assert re.search(r"≥ 95%\s+100% \(6/6\)\s+0% \(0/4\)\s+met$", applies), applies
+    elsewhere = rows["a taught convention applied where it does not"]
+    assert re.search(r"≤ 5%\s+0% \(0/18\)\s+0% \(0/12\)\s+met$", elsewhere), elsewhere
+    vetoed = rows["a vetoed line applied"]
+    assert re.search(r"0%\s+0% \(0/2\)\s+—\s+met$", vetoed), vetoed
+    promoted = rows["promotion after merge correct"]
+    assert re.search(r"100%\s+100% \(8/8\)\s+0% \(0/4\)\s+met$", promoted), promoted
+    superseded = rows["a superseded convention applied"]
+    assert re.search(r"≤ 5%\s+100% \(2/2\)\s+—\s+MISSED \(known gap: ", superseded), superseded
     assert "GitHub contract: 0 violations." in table
-    assert "MISSED" not in table
+    assert [row for row in rows.values() if "MISSED" in row] == [superseded]
 
 
 def test_a_missed_target_exits_1(
@@ -42,6 +55,41 @@ def test_a_missed_target_exits_1(
     table = capsys.readouterr().out
     assert code == 1, table
     assert re.search(r"raised again on a later PR\s+≤ 2%\s+100% \(2/2\).*MISSED$", table, re.M)
+
+
+def test_a_convention_not_read_misses_its_target(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Memory's conventions not obeyed: nothing taught is applied, and the run fails."""
+    monkeypatch.setattr("memory_action.evaluation.reviewer.conventions", lambda _m: ())
+
+    code = cli.main(["eval", "--quick"])
+
+    table = capsys.readouterr().out
+    assert code == 1, table
+    assert re.search(r"where it applies\s+≥ 95%\s+0% \(0/3\).*MISSED$", table, re.M)
+
+
+def test_only_a_metric_flagged_as_a_known_gap_is_missed_without_failing() -> None:
+    missed = Ratio(count=1, total=1)
+    gap = Metric(name="gap", ceiling=0.05, measured={MEMORY: missed}, known_gap="not built yet")
+    plain = Metric(name="plain", ceiling=0.05, measured={MEMORY: missed})
+    floor = Metric(name="floor", floor=0.95, measured={MEMORY: Ratio(count=19, total=20)})
+
+    def outcome(*metrics: Metric) -> Outcome:
+        return Outcome(
+            metrics=metrics, episodes=1, runs=1, contract_violations=(), unvalidated=None
+        )
+
+    assert outcome(gap, floor).met
+    assert not outcome(gap, plain).met
+    assert not Metric(name="low", floor=0.95, measured={MEMORY: Ratio(count=18, total=20)}).met
+    printed = table("t", [gap, plain, floor], [MEMORY], [])
+    assert re.search(
+        r"^gap\s+≤ 5%\s+100% \(1/1\)\s+MISSED \(known gap: not built yet\)$", printed, re.M
+    )
+    assert re.search(r"^plain\s+≤ 5%\s+100% \(1/1\)\s+MISSED$", printed, re.M)
+    assert re.search(r"^floor\s+≥ 95%\s+95% \(19/20\)\s+met$", printed, re.M)
 
 
 def test_bad_usage_is_one_line_and_exit_2(capsys: pytest.CaptureFixture[str]) -> None:
@@ -77,3 +125,19 @@ def test_the_reviewer_skips_only_what_memory_names() -> None:
     reviewer.invoke([("system", system), ("human", "### src/a.py\n### src/b.py")])
     assert reviewer.reported == [planted[1]]
     assert reviewer.skipped == [planted[0]]
+
+
+def test_the_reviewer_applies_a_convention_only_where_the_diff_breaks_it() -> None:
+    memory = "- Convention: log, never `print(` (applies to src/*.py)\n- Some other lesson."
+    assert [(c.text, c.glob) for c in conventions(memory)] == [("print(", "src/*.py")]
+    reviewer = GullibleReviewer()
+    reviewer.bind_tools([{"name": "report_review"}])
+    diff = (
+        "### modified src/a.py (+2 -0)\n@@ -3,1 +3,3 @@\n x = 1\n+print(x)\n+log(x)\n"
+        "### modified tools/b.py (+1 -0)\n@@ -1,0 +2,1 @@\n+print(x)\n"
+        "### modified src/c.py (+1 -1)\n@@ -1,1 +1,1 @@\n-print(x)\n+log(x)\n"
+    )
+    system = f"You review.\n<agent_memory>\n{memory}\n</agent_memory>"
+    reviewer.invoke([("system", system), ("human", f"<pull_request>\n{diff}</pull_request>")])
+    assert [(p.path, p.line) for p in reviewer.reported] == [("src/a.py", 4)]
+    assert reviewer.applied == reviewer.reported
