@@ -65,10 +65,13 @@ class Observation:
     applied: bool  # a comment citing the convention was posted (promotion: promoted correctly)
 
 
+Play = Callable[[World, str, Sequence[int]], list[Observation]]  # world, episode, distances
+
+
 @dataclass(frozen=True, kw_only=True)
 class Episode:
     name: str
-    play: Callable[[World, str, Sequence[int]], list[Observation]]
+    play: Play
     distances: tuple[int, ...]
 
     def __call__(self, world: World) -> list[Observation]:
@@ -79,7 +82,7 @@ def episodes(arm: str, *, quick: bool) -> list[Episode]:
     """Both ways of teaching in every arm; veto and superseding with memory only (without it
     nothing is kept to veto or supersede)."""
     distances = QUICK_DISTANCES if quick else DISTANCES
-    chosen: list[tuple[str, Callable[[World, str, Sequence[int]], list[Observation]]]] = [
+    chosen: list[tuple[str, Play]] = [
         ("a writer's remember comment", taught_by_comment),
         ("a writer's remember reply on an inline comment", taught_by_reply),
     ]
@@ -113,11 +116,7 @@ def vetoed(world: World, name: str, distances: Sequence[int]) -> list[Observatio
     world.comment(1, WRITER, f"@memory-agent remember {RULE}", GullibleReviewer())
     world.untick(1, "never `print(`")
     world.merge(1, GullibleReviewer())
-    found = _later(world, name, first=2, distances=distances, vetoed=(RULE,))
-    return [
-        Observation(episode=o.episode, kind=VETOED, applied=o.applied) if o.kind == APPLIES else o
-        for o in found
-    ]
+    return _later(world, name, first=2, distances=distances, vetoed=(RULE,), breaking=VETOED)
 
 
 def superseded(world: World, name: str, distances: Sequence[int]) -> list[Observation]:
@@ -143,7 +142,7 @@ def superseded(world: World, name: str, distances: Sequence[int]) -> list[Observ
         found += [
             Observation(episode=name, kind=SUPERSEDED, applied=_posted(world, number, FETCH)),
             Observation(episode=name, kind=APPLIES, applied=_posted(world, number, CACHE)),
-            _promotion(name, reviewer, promoted=(OLD_RULE, NEW_RULE), vetoed=()),
+            _promotion(name, reviewer, promoted=(NEW_RULE,), vetoed=()),
         ]
     return found
 
@@ -156,9 +155,10 @@ def _later(
     distances: Sequence[int],
     promoted: Sequence[str] = (),
     vetoed: Sequence[str] = (),
+    breaking: str = APPLIES,
 ) -> list[Observation]:
-    """Pull requests ``first``, … : at each distance one where the convention applies and three
-    where it does not, READMEs between."""
+    """Pull requests ``first``, … : at each distance one that breaks the convention (counted as
+    ``breaking``) and three where it does not apply, READMEs between."""
     found: list[Observation] = []
     for distance in range(1, max(distances) + 1):
         number = first - 1 + distance
@@ -173,7 +173,7 @@ def _later(
         }
         reviewer = GullibleReviewer()
         world.open_pull(number, _on_main(world, changes), reviewer)
-        kinds = {FETCH: APPLIES, SCRIPT: OTHER_PATH, PAGE: OTHER_LANGUAGE, CACHE: FOLLOWS}
+        kinds = {FETCH: breaking, SCRIPT: OTHER_PATH, PAGE: OTHER_LANGUAGE, CACHE: FOLLOWS}
         found += [
             Observation(episode=name, kind=kind, applied=_posted(world, number, path))
             for path, kind in kinds.items()
