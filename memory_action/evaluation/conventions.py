@@ -29,7 +29,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from memory_action.evaluation.edits import appended
-from memory_action.evaluation.report import MEMORY, NO_MEMORY, Metric, Ratio
+from memory_action.evaluation.report import NO_MEMORY, Metric, Ratio
 from memory_action.evaluation.reviewer import GullibleReviewer, Planted
 from memory_action.evaluation.world import WRITER, World
 
@@ -79,14 +79,14 @@ class Episode:
 
 
 def episodes(arm: str, *, quick: bool) -> list[Episode]:
-    """Both ways of teaching in every arm; veto and superseding with memory only (without it
-    nothing is kept to veto or supersede)."""
+    """Both ways of teaching in every arm; veto and superseding wherever memory is kept
+    (without it nothing is kept to veto or supersede)."""
     distances = QUICK_DISTANCES if quick else DISTANCES
     chosen: list[tuple[str, Play]] = [
         ("a writer's remember comment", taught_by_comment),
         ("a writer's remember reply on an inline comment", taught_by_reply),
     ]
-    if arm == MEMORY:
+    if arm != NO_MEMORY:
         chosen += [("a vetoed remember", vetoed), ("a superseded convention", superseded)]
     return [Episode(name=name, play=play, distances=distances) for name, play in chosen]
 
@@ -94,8 +94,8 @@ def episodes(arm: str, *, quick: bool) -> list[Episode]:
 def taught_by_comment(world: World, name: str, distances: Sequence[int]) -> list[Observation]:
     world.seed(SEED)
     _readme_pull(world, 1)
-    world.comment(1, WRITER, f"@memory-agent remember {RULE}", GullibleReviewer())
-    world.merge(1, GullibleReviewer())
+    world.comment(1, WRITER, f"@memory-agent remember {RULE}", world.reviewer())
+    world.merge(1, world.reviewer())
     return _later(world, name, first=2, distances=distances, promoted=(RULE,))
 
 
@@ -103,30 +103,30 @@ def taught_by_reply(world: World, name: str, distances: Sequence[int]) -> list[O
     world.seed(SEED)
     block = appended(world, FETCH, _fetch_block(1, "        return None"), EXCEPT)
     flagged = Planted(path=FETCH, line=block.line, title=TAUGHT)
-    world.open_pull(1, {FETCH: block.text}, GullibleReviewer(planted=[flagged]))
+    world.open_pull(1, {FETCH: block.text}, world.reviewer([flagged]))
     comment = world.inline_comment(1, FETCH, TAUGHT)
-    world.reply(1, comment, WRITER, f"@memory-agent remember {RULE}", GullibleReviewer())
-    world.merge(1, GullibleReviewer())
+    world.reply(1, comment, WRITER, f"@memory-agent remember {RULE}", world.reviewer())
+    world.merge(1, world.reviewer())
     return _later(world, name, first=2, distances=distances, promoted=(RULE,))
 
 
 def vetoed(world: World, name: str, distances: Sequence[int]) -> list[Observation]:
     world.seed(SEED)
     _readme_pull(world, 1)
-    world.comment(1, WRITER, f"@memory-agent remember {RULE}", GullibleReviewer())
+    world.comment(1, WRITER, f"@memory-agent remember {RULE}", world.reviewer())
     world.untick(1, "never `print(`")
-    world.merge(1, GullibleReviewer())
+    world.merge(1, world.reviewer())
     return _later(world, name, first=2, distances=distances, vetoed=(RULE,), breaking=VETOED)
 
 
 def superseded(world: World, name: str, distances: Sequence[int]) -> list[Observation]:
     world.seed(SEED)
     _readme_pull(world, 1)
-    world.comment(1, WRITER, f"@memory-agent remember {OLD_RULE}", GullibleReviewer())
-    world.merge(1, GullibleReviewer())
+    world.comment(1, WRITER, f"@memory-agent remember {OLD_RULE}", world.reviewer())
+    world.merge(1, world.reviewer())
     _readme_pull(world, 2)
-    world.comment(2, WRITER, f"@memory-agent remember {NEW_RULE}", GullibleReviewer())
-    world.merge(2, GullibleReviewer())
+    world.comment(2, WRITER, f"@memory-agent remember {NEW_RULE}", world.reviewer())
+    world.merge(2, world.reviewer())
     found: list[Observation] = []
     for distance in range(1, max(distances) + 1):
         number = 2 + distance
@@ -137,7 +137,7 @@ def superseded(world: World, name: str, distances: Sequence[int]) -> list[Observ
             FETCH: _paths_block(number, "pathlib.Path(name)"),
             CACHE: _paths_block(number, "os.path.join(name)"),
         }
-        reviewer = GullibleReviewer()
+        reviewer = world.reviewer()
         world.open_pull(number, _on_main(world, changes), reviewer)
         found += [
             Observation(episode=name, kind=SUPERSEDED, applied=_posted(world, number, FETCH)),
@@ -171,7 +171,7 @@ def _later(
             PAGE: f"\nexport function print{number}() {{\n  window.print();\n}}\n",
             CACHE: _fetch_block(number, "        log.warning(error)"),
         }
-        reviewer = GullibleReviewer()
+        reviewer = world.reviewer()
         world.open_pull(number, _on_main(world, changes), reviewer)
         kinds = {FETCH: breaking, SCRIPT: OTHER_PATH, PAGE: OTHER_LANGUAGE, CACHE: FOLLOWS}
         found += [
@@ -205,7 +205,7 @@ def _on_main(world: World, blocks: Mapping[str, str]) -> dict[str, str]:
 
 
 def _readme_pull(world: World, number: int) -> None:
-    world.open_pull(number, _on_main(world, {README: f"\nChange {number}.\n"}), GullibleReviewer())
+    world.open_pull(number, _on_main(world, {README: f"\nChange {number}.\n"}), world.reviewer())
 
 
 def _fetch_block(number: int, on_error: str) -> str:
@@ -224,8 +224,8 @@ def metrics(observed: dict[str, list[Observation]]) -> list[Metric]:
 
     def measured(kinds: frozenset[str]) -> dict[str, Ratio]:
         found: dict[str, Ratio] = {}
-        for arm in (MEMORY, NO_MEMORY):
-            chosen = [o for o in observed.get(arm, []) if o.kind in kinds]
+        for arm, observations in observed.items():
+            chosen = [o for o in observations if o.kind in kinds]
             if chosen:
                 found[arm] = Ratio(count=sum(o.applied for o in chosen), total=len(chosen))
         return found

@@ -10,7 +10,8 @@ RULE says ``never `TEXT``` (what a writer's ``@memory-agent remember`` adds as i
 flag every line the diff it is shown adds holding TEXT in a file matching GLOB (shell-style,
 ``fnmatch``: ``*`` crosses folders). It never judges, so what it raises measures what the
 product put in its prompt. A call without the answer tool (maintenance) gets a plain "nothing
-to do".
+to do". Handed ``memory_file``, it reads that text instead of its memory block, as an agent
+given the whole memory file would.
 """
 
 from __future__ import annotations
@@ -135,6 +136,9 @@ class GullibleReviewer(BaseChatModel):
     applied: list[Planted] = Field(default_factory=list)  # raised because a convention said so
     memories: list[str] = Field(default_factory=list)  # the memory block of each request
     bound_tools: list[str] = Field(default_factory=list)
+    # Reads the memory file as plain text, in place of the prompt's memory block (the
+    # "whole AGENTS.md" baseline); None: the block the product put in the prompt.
+    memory_file: Callable[[], str] | None = None
 
     @property
     def _llm_type(self) -> str:
@@ -161,7 +165,7 @@ class GullibleReviewer(BaseChatModel):
             return _result(AIMessage(content="Nothing to do."))
         system = next((m.text for m in messages if isinstance(m, SystemMessage)), "")
         request = "\n".join(m.text for m in messages if not isinstance(m, SystemMessage))
-        memory = memory_block(system)
+        memory = memory_block(system) if self.memory_file is None else self.memory_file()
         self.memories.append(memory)
         skip = not_to_flag(memory)
         shown = [p for p in self.planted if p.path in request]

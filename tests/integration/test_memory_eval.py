@@ -5,13 +5,22 @@ fake checked against GitHub's published descriptions."""
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import pytest
 
 from memory_action import cli
-from memory_action.evaluation.report import MEMORY, Metric, Ratio, table
+from memory_action.evaluation.report import MEMORY, WIDTH, Metric, Ratio, table
 from memory_action.evaluation.reviewer import GullibleReviewer, Planted, conventions, not_to_flag
-from memory_action.evaluation.suite import Outcome
+from memory_action.evaluation.suite import Outcome, arms
+from memory_action.evaluation.world import NON_WRITER, PRODUCT, WRITER, Arm, World
+
+ARM_NAMES = arms()
+
+
+def row(table: str, starting: str) -> str:
+    """The line a metric's row starts on: its name's first words and every figure."""
+    return next(line for line in table.splitlines() if line.startswith(starting))
 
 
 def test_the_fixture_tier_meets_every_target_and_prints_its_baselines(
@@ -21,27 +30,46 @@ def test_the_fixture_tier_meets_every_target_and_prints_its_baselines(
 
     table = capsys.readouterr().out
     assert code == 0, table
-    rows = {line.split("  ")[0]: line for line in table.splitlines()}
-    dismissed = rows["a dismissed finding raised again on a later PR"]
-    # target, memory (2 writer dismissals x 3 distances), the no-memory baseline, the verdict
-    assert re.search(r"≤ 2%\s+0% \(0/6\)\s+100% \(6/6\)\s+met$", dismissed), dismissed
-    controls = rows["over-suppression: a control finding not raised"]
-    assert re.search(r"≤ 5%\s+0% \(0/24\)\s+0% \(0/12\)\s+met$", controls), controls
-    others = rows["a non-writer's dismissal holding a finding back"]
-    assert re.search(r"0%\s+0% \(0/6\)\s+—\s+met$", others), others
-    # conventions: 2 ways of teaching and the newer of a superseding pair, x 2 distances
-    applies = rows["a taught convention applied where it applies"]
-    assert re.search(r"≥ 95%\s+100% \(6/6\)\s+0% \(0/4\)\s+met$", applies), applies
-    elsewhere = rows["a taught convention applied where it does not"]
-    assert re.search(r"≤ 5%\s+0% \(0/18\)\s+0% \(0/12\)\s+met$", elsewhere), elsewhere
-    vetoed = rows["a vetoed line applied"]
-    assert re.search(r"0%\s+0% \(0/2\)\s+—\s+met$", vetoed), vetoed
-    promoted = rows["promotion after merge correct"]
-    assert re.search(r"100%\s+100% \(8/8\)\s+0% \(0/4\)\s+met$", promoted), promoted
-    superseded = rows["a superseded convention applied"]
-    assert re.search(r"≤ 5%\s+100% \(2/2\)\s+—\s+MISSED \(known gap: ", superseded), superseded
+    head = row(table, "metric")
+    assert re.search(r"target\s+memory\s+no memory\s+no veto,\s+whole$", head), head
+    # target; memory (2 writer dismissals x 3 distances); no memory; no veto, no trust; whole
+    # AGENTS.md; the verdict (on memory alone)
+    dismissed = row(table, "a dismissed finding")
+    assert re.search(
+        r"≤ 2%\s+0% \(0/6\)\s+100% \(6/6\)\s+0% \(0/6\)\s+0% \(0/6\)\s+met$", dismissed
+    ), dismissed
+    controls = row(table, "over-suppression:")
+    assert re.search(
+        r"≤ 5%\s+0% \(0/24\)\s+0% \(0/12\)\s+0% \(0/24\)\s+0% \(0/24\)\s+met$", controls
+    ), controls
+    # learning every reply: a non-writer's dismissal holds the finding back every time
+    others = row(table, "a non-writer's")
+    assert re.search(r"0%\s+0% \(0/6\)\s+—\s+100% \(6/6\)\s+0% \(0/6\)\s+met$", others), others
+    # conventions: 2 ways of teaching and the newer of a superseding pair, x 2 distances; the
+    # two rows of a taught convention in their order (where it applies, where it does not),
+    # both names wrapping after "a taught"
+    applies, elsewhere = (line for line in table.splitlines() if line.startswith("a taught "))
+    assert re.search(
+        r"≥ 95%\s+100% \(6/6\)\s+0% \(0/4\)\s+100% \(6/6\)\s+100% \(6/6\)\s+met$", applies
+    ), applies
+    assert re.search(
+        r"≤ 5%\s+0% \(0/18\)\s+0% \(0/12\)\s+0% \(0/18\)\s+0% \(0/18\)\s+met$", elsewhere
+    ), elsewhere
+    # no veto: the writer's untick is ticked again before the merge
+    vetoed = row(table, "a vetoed")
+    assert re.search(r"0%\s+0% \(0/2\)\s+—\s+100% \(2/2\)\s+0% \(0/2\)\s+met$", vetoed), vetoed
+    promoted = row(table, "promotion after")
+    assert re.search(
+        r"100%\s+100% \(8/8\)\s+0% \(0/4\)\s+75% \(6/8\)\s+100% \(8/8\)\s+met$", promoted
+    ), promoted
+    superseded = row(table, "a superseded")
+    assert re.search(
+        r"≤ 5%\s+100% \(2/2\)\s+—\s+100% \(2/2\)\s+100% \(2/2\)\s+MISSED \(known gap:",
+        superseded,
+    ), superseded
     assert "GitHub contract: 0 violations." in table
-    assert [row for row in rows.values() if "MISSED" in row] == [superseded]
+    assert [line for line in table.splitlines() if "MISSED" in line] == [superseded]
+    assert max(len(line) for line in table.splitlines()) <= 100, table
 
 
 def test_a_missed_target_exits_1(
@@ -54,7 +82,7 @@ def test_a_missed_target_exits_1(
 
     table = capsys.readouterr().out
     assert code == 1, table
-    assert re.search(r"raised again on a later PR\s+≤ 2%\s+100% \(2/2\).*MISSED$", table, re.M)
+    assert re.search(r"≤ 2%\s+100% \(2/2\).*MISSED$", row(table, "a dismissed finding"))
 
 
 def test_a_convention_not_read_misses_its_target(
@@ -67,7 +95,8 @@ def test_a_convention_not_read_misses_its_target(
 
     table = capsys.readouterr().out
     assert code == 1, table
-    assert re.search(r"where it applies\s+≥ 95%\s+0% \(0/3\).*MISSED$", table, re.M)
+    applies = row(table, "a taught ")  # where it applies (the name wraps)
+    assert re.search(r"≥ 95%\s+0% \(0/3\).*MISSED$", applies), applies
 
 
 def test_only_a_metric_flagged_as_a_known_gap_is_missed_without_failing() -> None:
@@ -141,3 +170,53 @@ def test_the_reviewer_applies_a_convention_only_where_the_diff_breaks_it() -> No
     reviewer.invoke([("system", system), ("human", f"<pull_request>\n{diff}</pull_request>")])
     assert [(p.path, p.line) for p in reviewer.reported] == [("src/a.py", 4)]
     assert reviewer.applied == reviewer.reported
+
+
+def test_the_whole_file_reviewer_reads_the_file_not_its_memory_block() -> None:
+    """The "whole AGENTS.md" baseline: the prompt's block is ignored, the file obeyed."""
+    stored = '- Review: do not flag "Broad except" in src/b.py, because it is on purpose. (@m)'
+    planted = [
+        Planted(path="src/a.py", line=3, title="Broad except"),
+        Planted(path="src/b.py", line=3, title="Broad except"),
+    ]
+    reviewer = GullibleReviewer(planted=planted, memory_file=lambda: stored)
+    reviewer.bind_tools([{"name": "report_review"}])
+    block = stored.replace("src/b.py", "src/a.py")
+    system = f"You review.\n<agent_memory>\n{block}\n</agent_memory>"
+    reviewer.invoke([("system", system), ("human", "### src/a.py\n### src/b.py")])
+    assert reviewer.memories == [stored]
+    assert reviewer.reported == [planted[0]]
+
+
+def test_a_wide_table_wraps_within_100_columns() -> None:
+    wide = Ratio(count=1000, total=1000)
+    metric = Metric(
+        name="a metric whose name is far too long for the column it is given in the table",
+        ceiling=0.05,
+        measured=dict.fromkeys(ARM_NAMES, wide),
+    )
+    lines = table("t", [metric], ARM_NAMES, []).splitlines()
+    assert max(map(len, lines)) <= WIDTH
+    start = next(n for n, line in enumerate(lines) if line.startswith("a metric"))
+    assert lines[start].count("100% (1000/1000)") == len(ARM_NAMES)
+    assert lines[start].endswith("MISSED")
+    rest = " ".join(line.strip() for line in lines[start + 1 :])
+    assert " ".join([lines[start].split("  ")[0], rest]) == metric.name  # the name, wrapped
+
+
+@pytest.mark.parametrize("tick", [True, False])
+def test_the_no_veto_arm_ticks_every_proposal_before_a_merge(tmp_path: Path, tick: bool) -> None:
+    """What the "no veto, no trust" baseline does to the sticky comment (and the product's own
+    setup does not): an unticked item, as an untrusted run leaves it, is ticked by a writer."""
+    arm = Arm(name="t", everyone_writes=True, tick_everything=True) if tick else PRODUCT
+    with World(root=tmp_path, arm=arm) as world:
+        world.seed({"src/a.py": "A = 1\n"})
+        world.open_pull(1, {"src/a.py": "A = 2\n"}, world.reviewer())
+        [sticky] = world.fake.comments[1]
+        unticked = "- [ ] <!-- memory-agent:item 0123abcd --> **add** `- Use tabs.`"
+        world.fake.comments[1][0]["body"] = f"{sticky['body']}\n{unticked}\n"
+        world.merge(1, world.reviewer())
+        body = world.fake.comments[1][0]["body"]
+    assert ("- [x] <!-- memory-agent:item 0123abcd -->" in body) is tick
+    assert world.fake.edits.get(sticky["id"], []) == ([WRITER] if tick else [])
+    assert (world.fake.permissions[NON_WRITER] == "write") is tick
