@@ -1,19 +1,23 @@
 """Do reviews fit GitHub Models' free tier, near the token floor? Six real pull requests and a
-synthetic one of 100 files, the window counted at 4 and at 3 characters a token.
+synthetic one of 100 files, the window counted by the model's tokenizer (o200k, as OpenAI counts
+a chat request: ``github_models_stub.openai_request_tokens``), and at 4 and at 3 characters a
+token over the request's JSON (a provider whose count the engine does not know).
 
     python bench/review_fit.py [--only TAG] [--engines baseline,current] [--model-seconds S]
-                               [--chars-per-token 4,3] [--verbose]
+                               [--chars-per-token o200k,4,3] [--verbose]
 
 The floor of a review (issue 19) is the compressed diff sent once plus one system prompt with
 memory per request, for the fewest requests that could hold the diff: the diff as this checkout
 renders the files it would review (3 lines of context), the system prompt as the first request
-carried it, both counted as the stub counts (``chars_per_token`` over the JSON). Printed per
-pull request: the floor, those fewest requests, tokens in over the floor, and how full the first
-request and the least full later one (the last aside) were; then the targets: at most 1.3 times
-the floor on every pull request, no request over the window at either count, later batches at
-least 90% full; and per pull request whether it met the first two (``<= 1.3``: met or missed).
-The synthetic pull request is ``bench/synthetic_pull.py``; the stub's count is
-``FreeTier.chars_per_token``. The inline reviews' three runs are made at the first count only.
+carried it, both counted as the stub counts (o200k, or ``chars_per_token`` over the JSON).
+Printed per pull request: the floor, those fewest requests, tokens in over the floor, and how
+full the first request and the least full later one (the last aside) were; then the targets: at
+most 1.3 times the floor on every pull request, no request over the window, none refused as too
+large (413), later batches at least 90% full; and per pull request whether it met the first two
+(``<= 1.3``: met or missed). The synthetic pull request is ``bench/synthetic_pull.py``; the
+stub's count is ``FreeTier.encoding`` or ``FreeTier.chars_per_token``. The inline reviews' three
+runs are made at the first count only. The model is gpt-4.1-mini, which the engine counts
+exactly (o200k); a stub that counts characters of the JSON counts what the engine does not know.
 
 Each pull request of the click corpus (``tests/fakes/click_corpus.py``: the bundle
 ``../shared/corpus/click-prs.bundle``) is reviewed by the whole action in a child process (``python
@@ -62,6 +66,7 @@ if str(ROOT) not in sys.path:
 
 from bench.synthetic_pull import synthetic_pull  # noqa: E402
 from memory_action.evaluation.github.http import GitHubHttpServer  # noqa: E402
+from memory_action.model.tokenizer import O200K, shared  # noqa: E402
 from tests.fakes.click_corpus import (  # noqa: E402 - needs ROOT on sys.path
     ClickCorpus,
     CorpusPull,
@@ -70,7 +75,6 @@ from tests.fakes.click_corpus import (  # noqa: E402 - needs ROOT on sys.path
 )
 from tests.fakes.github_api import FakeGitHub  # noqa: E402
 from tests.fakes.github_models_stub import (  # noqa: E402
-    CHARS_PER_TOKEN,
     FreeTier,
     GitHubModelsStub,
 )
@@ -78,6 +82,7 @@ from tests.fakes.runner import ActionRunner, child_env, parse_outputs, pull_requ
 
 BASELINE = "5913e56"  # main before issue 7's engine
 MODEL = "github:openai/gpt-4.1-mini"
+EXACT = "o200k"  # the stub counts by the model's own tokenizer
 CHILD_TIMEOUT_S = 300
 SMALL_PR_FILES, SMALL_PR_CALLS, REVIEWED_SHARE = 10, 3, 0.9
 GUIDE = "CONTRIBUTING.rst"
@@ -135,10 +140,11 @@ class Row:
     rejected: int = 0  # reviews the fake GitHub refused (422: an anchor it would not take)
     twice: int = 0  # findings posted more than once over the three runs
     review_calls: tuple[int, ...] = ()  # GitHub API calls for the inline review, per run
-    chars_per_token: float = 4.0  # how the stub counted this run's tokens
+    counted: str = "4"  # how the stub counted this run's tokens: characters a token, or o200k
     system: int = 0  # tokens of the system prompt with memory (the first request's)
     diff: int = 0  # tokens of the compressed diff of the files the engine would review
     batch_fill: tuple[float, ...] = ()  # share of the window each request with a diff took
+    refused: int = 0  # requests the stub refused as too large (413): each a request wasted
 
     @property
     def fewest(self) -> int:
@@ -231,9 +237,22 @@ def _changed(pull: CorpusPull) -> list[Any]:
     ]
 
 
-def wire_tokens(text: str, chars_per_token: float) -> int:
-    """Tokens of ``text`` as the stub counts it: its JSON string, ``chars_per_token`` a token."""
-    return math.ceil(len(json.dumps(text)) / chars_per_token)
+def wire_tokens(text: str, counted: str) -> int:
+    """Tokens of ``text`` as the stub counts it: by the tokenizer named, else its JSON string at
+    ``counted`` characters a token."""
+    if counted == EXACT:
+        return shared(O200K).count(text)
+    return math.ceil(len(json.dumps(text)) / float(counted))
+
+
+def free_tier(counted: str) -> FreeTier:
+    if counted == EXACT:
+        return FreeTier(encoding=O200K)
+    return FreeTier(chars_per_token=float(counted))
+
+
+def described(counted: str) -> str:
+    return "by o200k" if counted == EXACT else f"at {counted} characters a token"
 
 
 def compressed_diff(pull: CorpusPull) -> str:
@@ -291,6 +310,7 @@ class Setup:
     model_seconds: float
     agents_md: str  # the checkout's AGENTS.md ("": none)
     verbose: bool = False  # print every request the stub received
+    first_count: str = "o200k"  # the count the inline reviews' three runs are made at
 
 
 def agents_md(corpus: ClickCorpus, kib: int) -> str:
@@ -330,9 +350,9 @@ def _twice(fake: FakeGitHub, number: int) -> int:
     return len(posted) - len(set(posted))
 
 
-def review(engine: Engine, pull: CorpusPull, work: Path, setup: Setup, cpt: float) -> Row:
+def review(engine: Engine, pull: CorpusPull, work: Path, setup: Setup, counted: str) -> Row:
     paths = reviewable_paths(pull)
-    limits = FreeTier(chars_per_token=cpt)
+    limits = free_tier(counted)
     fake = FakeGitHub()
     fake_pull = fake.add_pull(pull.fake())
     runner = ActionRunner(work)
@@ -355,7 +375,7 @@ def review(engine: Engine, pull: CorpusPull, work: Path, setup: Setup, cpt: floa
         calls = [_review_calls(fake, 0)]
         # The same head pushed again twice (a re-run, an empty push): the model proposes
         # findings from the same pool again; the ledger must keep every one from a repeat.
-        repeats = PUSHES if engine.code == ROOT and cpt == CHARS_PER_TOKEN else 1
+        repeats = PUSHES if engine.code == ROOT and counted == setup.first_count else 1
         for _push in range(1, repeats):
             since = len(fake.calls)
             again = pull_request_event(
@@ -391,10 +411,11 @@ def review(engine: Engine, pull: CorpusPull, work: Path, setup: Setup, cpt: floa
         rejected=len(fake.reviews.rejected),
         twice=_twice(fake, pull.number),
         review_calls=tuple(calls),
-        chars_per_token=cpt,
-        system=wire_tokens(_system_text(answered[0].body), cpt) if answered else 0,
-        diff=wire_tokens(compressed_diff(pull), cpt),
+        counted=counted,
+        system=wire_tokens(_system_text(answered[0].body), counted) if answered else 0,
+        diff=wire_tokens(compressed_diff(pull), counted),
         batch_fill=tuple(r.tokens / limits.max_input_tokens for r in requests if r.seen),
+        refused=sum(1 for r in requests if r.status == 413),
     )
 
 
@@ -435,7 +456,7 @@ FILL_TARGET = 0.9  # of the window, for the requests after the first (calibrated
 
 def print_table(rows: Sequence[Row]) -> None:
     for engine in dict.fromkeys(r.engine for r in rows):
-        print(f"\n{engine}, the window counted at {rows[0].chars_per_token:g} characters a token")
+        print(f"\n{engine}, the window counted {described(rows[0].counted)}")
         print("  ".join(name.rjust(width) for name, width in COLUMNS))
         for r in (r for r in rows if r.engine == engine):
             values = (
@@ -492,6 +513,10 @@ def targets(rows: Sequence[Row]) -> dict[str, tuple[str, bool]]:
             f"largest {largest:,}",
             largest <= FreeTier().max_input_tokens,
         ),
+        "no request refused as too large (413)": (
+            str(sum(r.refused for r in rows)),
+            not any(r.refused for r in rows),
+        ),
         "90% of non-generated files reviewed": (
             f"{reviewed}/{reviewable} ({reviewed / max(1, reviewable):.0%})",
             reviewed >= REVIEWED_SHARE * reviewable,
@@ -518,7 +543,7 @@ def targets(rows: Sequence[Row]) -> dict[str, tuple[str, bool]]:
 
 
 def print_targets(rows: Sequence[Row]) -> bool:
-    print(f"\ntargets, the window counted at {rows[0].chars_per_token:g} characters a token")
+    print(f"\ntargets, the window counted {described(rows[0].counted)}")
     engines = list(dict.fromkeys(r.engine for r in rows))
     checks = {e: targets([r for r in rows if r.engine == e]) for e in engines}
     print("".ljust(37) + "".join(e.rjust(30) for e in engines))
@@ -538,7 +563,7 @@ def run(
     engine_names: Sequence[str],
     model_seconds: float,
     kib: int,
-    counts: Sequence[float],
+    counts: Sequence[str],
     *,
     verbose: bool = False,
 ) -> list[Row]:
@@ -549,7 +574,12 @@ def run(
     with tempfile.TemporaryDirectory(prefix="review-fit-") as tmp:
         work = Path(tmp)
         corpus: ClickCorpus = load_corpus(bundle, work / "corpus.git")
-        setup = Setup(model_seconds, agents_md(corpus, kib), verbose)
+        setup = Setup(
+            model_seconds=model_seconds,
+            agents_md=agents_md(corpus, kib),
+            verbose=verbose,
+            first_count=counts[0],
+        )
         engines = []
         if "baseline" in engine_names:
             (work / "baseline").mkdir()
@@ -560,16 +590,16 @@ def run(
         pulls = [*corpus.pulls, synthetic_pull(number=len(corpus.pulls) + 1)]
         for engine in engines:
             check_imports(engine, work)
-            for cpt in counts:
+            for counted in counts:
                 for pull in pulls:
                     if only and pull.tag != only:
                         continue
                     started = time.monotonic()
-                    folder = work / f"{engine.code.name}-{pull.tag}-{cpt:g}"
-                    row = review(engine, pull, folder, setup, cpt)
+                    folder = work / f"{engine.code.name}-{pull.tag}-{counted}"
+                    row = review(engine, pull, folder, setup, counted)
                     took = time.monotonic() - started
                     print(
-                        f"{engine.name} {pull.tag} at {cpt:g} characters a token: "
+                        f"{engine.name} {pull.tag} counted {described(counted)}: "
                         f"{row.outcome} in {took:.1f} s",
                         file=sys.stderr,
                     )
@@ -582,13 +612,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--only", help="one pull request, by its short sha (e.g. 1f9cd54f)")
     parser.add_argument("--engines", default="current", help="baseline, current or both")
     parser.add_argument(
-        "--chars-per-token", default="4,3", help="how the stub counts the window (one or more)"
+        "--chars-per-token",
+        default=f"{EXACT},4,3",
+        help=f"how the stub counts the window: {EXACT} or characters a token (one or more)",
     )
     parser.add_argument("--model-seconds", type=float, default=4.0, help="model latency (s)")
     parser.add_argument("--verbose", action="store_true", help="print every model request")
     parser.add_argument("--agents-kb", type=int, default=4, help="AGENTS.md size (KiB)")
     args = parser.parse_args(argv)
-    counts = [float(c) for c in args.chars_per_token.split(",")]
+    counts = args.chars_per_token.split(",")
     rows = run(
         args.only,
         args.engines.split(","),
@@ -599,7 +631,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     met = True
     for cpt in counts:
-        counted = [r for r in rows if r.chars_per_token == cpt]
+        counted = [r for r in rows if r.counted == cpt]
         print_table(counted)
         met = print_targets(counted) and met
     print(f"\nthe current engine {'meets' if met else 'misses'} the targets")

@@ -9,7 +9,11 @@ rules alone, then with the context rules, then with the run's masked values; and
 ``detect-secrets``' format plugins (its high-entropy and keyword detectors left out) when it is
 installed, alone and added to ours. Then the CPU time to scan 1 MiB of each kind of adversarial
 text, against 1 MiB of ordinary memory lines measured in the same run (it must stay linear),
-and nine checks of a 1 MiB memory (what a run makes) without and with ``scan_once``.
+and nine checks of a 1 MiB memory (what a run makes) without and with ``scan_once``. Last, the
+rendered forms (``tests/fakes/rendered_forms.py``: escapes, references, emphasis, invisible
+characters, full-width) of a few token families and a masked value, planted in prose and in code,
+and how many the outgoing gate redacts; and the reader's view's cost on 1 MiB of Markdown, against
+the plain scan of the same text in the same run.
 """
 
 from __future__ import annotations
@@ -23,13 +27,17 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
+from memory_action.safety.outgoing import Form, gate  # noqa: E402
+from memory_action.safety.reader_view import reader_view  # noqa: E402
 from memory_action.safety.scrub import (  # noqa: E402
     ALL_LAYERS,
     Layer,
     find_secrets,
+    redact,
     replace_findings,
     scan_once,
 )
+from tests.fakes.rendered_forms import as_seen, rendered_forms  # noqa: E402
 from tests.fakes.secrets_corpus import (  # noqa: E402
     BENIGN,
     MASKED_LEAKS,
@@ -176,6 +184,67 @@ def scanned_once_per_run(checks: int = 9) -> None:
     )
 
 
+# Token families whose secrets hold punctuation (so every form applies), and a masked value.
+FORM_FAMILIES = (
+    "GitHub classic PAT",
+    "GitLab personal access token",
+    "Slack bot token",
+    "npm token",
+)
+# A review's Markdown: headings, lists, emphasis, code spans and fences, links, a table,
+# references, a quote; repeated to 1 MiB.
+MARKDOWN = """## Review of `src/fetch.py`
+
+- **Retry** the request _three_ times; see [the docs](https://example.com/retry#backoff).
+- `get(url)` may raise &mdash; wrap it: \\`try\\` is not enough.
+> Note: the token is read from `GITHUB_TOKEN`, never written.
+
+| file | line | finding |
+|---|---|---|
+| src/fetch.py | 12 | ~~unused~~ import |
+
+```python
+for attempt in range(3):
+    return get(url)  # &amp; no sleep
+```
+
+"""
+
+
+def _survives(text: str, secret: str) -> bool:
+    seen, wanted = as_seen(text), as_seen(secret)
+    return any(wanted[i : i + 8] in seen for i in range(len(wanted) - 7))
+
+
+def rendered_forms_caught() -> None:
+    """Each form in prose, and each but emphasis (literal asterisks there) in a code span."""
+    secrets = [next(p for p in PLANTED if p.family == f).secrets[0] for f in FORM_FAMILIES]
+    planted = caught = 0
+    for secret in [*secrets, MASKED_VALUES[1]]:
+        for name, form in rendered_forms(secret).items():
+            places = [f"see {form} here"]
+            if "emphasis" not in name:
+                places.append(f"see `{form}` here")
+            for text in places:
+                planted += 1
+                caught += not _survives(gate(text, MASKED_VALUES, form=Form.MARKDOWN).text, secret)
+    families = f"{len(secrets)} token families and a masked value"
+    print(f"rendered forms ({families}, prose and code): planted {planted} / caught {caught}")
+
+
+def reader_view_cost() -> None:
+    """What reading 1 MiB of Markdown as GitHub shows it adds to the plain scan."""
+    text = mebibyte(MARKDOWN)
+    plain = cpu_seconds(lambda: find_secrets(text, MASKED_VALUES))
+    view = cpu_seconds(lambda: reader_view(text))
+    both = cpu_seconds(lambda: redact(text, MASKED_VALUES))
+    print(
+        f"1 MiB of Markdown: plain scan {plain:.2f} s CPU, reader's view {view:.2f} s"
+        f" ({view / plain:.1f} x), redacted as written and as read {both:.2f} s"
+        f" ({both / plain:.1f} x the plain scan)"
+    )
+
+
 def target_met() -> bool:
     memory = sum(bool(find_secrets(line, MASKED_VALUES)) for line in MEMORY_TEXT)
     return memory <= len(MEMORY_TEXT) * MAX_FLAGGED_PER_LINE
@@ -198,6 +267,8 @@ def main() -> None:
     print(f"memory text: at most 1 flagged line in 10,000: {met}")
     timings()
     scanned_once_per_run()
+    rendered_forms_caught()
+    reader_view_cost()
 
 
 if __name__ == "__main__":

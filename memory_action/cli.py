@@ -5,6 +5,7 @@
     memory-agent memory list|show|diff|blame [--store-dir DIR] [--agent-name NAME]
     memory-agent memory log|rollback REV|export|import FILE [--repo OWNER/NAME | --store-dir DIR]
     memory-agent eval [--quick]   the learning loop measured on a generated repository
+    memory-agent eval replay EVENTS.jsonl   would each finding of a review history be posted
     memory-agent run        the action itself, from INPUT_* and GITHUB_* (what the image runs)
 
 Only ``argparse`` is imported up front, so ``--help`` answers at once.
@@ -49,6 +50,14 @@ def build_parser() -> argparse.ArgumentParser:
     evaluation.add_argument(
         "--quick", action="store_true", help="a smaller set of episodes (distance 1 only)"
     )
+    replay = evaluation.add_subparsers(dest="eval_command", metavar="replay").add_parser(
+        "replay",
+        help="whether the action would have posted each finding of a review history",
+        description="Read review events, one JSON object a line (the format: "
+        "docs/evaluation.md), and print for each whether the action would have posted it, "
+        "by its dismissal rules, with the totals. Exit 0, or 2 for a bad file.",
+    )
+    replay.add_argument("events", metavar="EVENTS.jsonl", help="the review events")
     commands.add_parser(
         "run",
         help="run the action from INPUT_* and GITHUB_* variables (what the container runs)",
@@ -224,6 +233,12 @@ def _command(args: argparse.Namespace, workflow: Workflow, progress: ProgressHoo
 
 
 def _evaluate(args: argparse.Namespace) -> int:
+    if args.eval_command == "replay":  # needs no GitHub fake, so not the eval extra
+        from pathlib import Path  # noqa: PLC0415
+
+        from memory_action.evaluation.replay import replay_command  # noqa: PLC0415
+
+        return replay_command(Path(args.events), out=sys.stdout, err=sys.stderr)
     try:
         from memory_action.evaluation.command import evaluate  # noqa: PLC0415
     except ImportError as exc:

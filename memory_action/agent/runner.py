@@ -254,14 +254,18 @@ def run_agent(
     max_model_calls: int = 25,
     provider: str = "",
     response_format: ToolStrategy[Any] | None = None,
+    clock: Callable[[], float] = time.monotonic,
+    join: Callable[[threading.Thread, float], None] = threading.Thread.join,
 ) -> AgentOutcome:
     """Run the agent on ``task`` once; the final answer, or AgentRunError with one clear line.
 
     ``provider`` (github, openai, anthropic) only sharpens the hint of an authentication error.
     With ``response_format`` (a JSON-schema ``ToolStrategy``) the model answers by calling that
     tool; its arguments are the outcome's ``structured`` (a plain text answer is still taken).
+    ``clock`` is what the deadline is measured on and ``join`` how the run is waited for at most
+    ``timeout_s``: tests inject both, so no test races the wall clock.
     """
-    guard = RunGuard(timeout_s)
+    guard = RunGuard(timeout_s, clock)
     repeats = RefusedRepeats()
     agent = create_agent(
         model,
@@ -281,7 +285,7 @@ def run_agent(
     def invoke() -> object:
         return agent.invoke({"messages": [HumanMessage(task)]}, config)
 
-    result = _Worker(invoke).run(timeout_s)
+    result = _Worker(invoke).run(timeout_s, join)
     if result.timed_out:
         guard.cancel_and_drain()
         raise _failure(guard, TIMEOUT, _timeout_text(timeout_s))
@@ -332,14 +336,14 @@ class _Worker:
         self._action = action
         self._result = _Result()
 
-    def run(self, timeout_s: float) -> _Result:
+    def run(self, timeout_s: float, join: Callable[[threading.Thread, float], None]) -> _Result:
         # In the caller's context: what the run keeps there (the scan cache) reaches the tools.
         context = contextvars.copy_context()
         thread = threading.Thread(
             target=context.run, args=(self._target,), name="memory-agent-run", daemon=True
         )
         thread.start()
-        thread.join(timeout_s)
+        join(thread, timeout_s)
         if thread.is_alive():
             return _Result(timed_out=True)
         return self._result

@@ -17,6 +17,9 @@ def evaluate(*, quick: bool, out: TextIO, err: TextIO) -> int:
 
     outcome = run_fixture_tier(quick=quick, progress=progress)
     notes = [
+        "Targets apply to memory. Baselines, emulated from outside the action: no memory:",
+        "enable_memory false; no veto, no trust: GitHub answers everyone as a writer and every",
+        "proposal is ticked; whole AGENTS.md: the reviewer reads the stored file as plain text.",
         f"{outcome.episodes} episodes, {outcome.runs} runs of the action; the reviewer is the "
         "gullible scripted one (docs/evaluation.md).",
     ]

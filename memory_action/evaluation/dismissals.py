@@ -16,8 +16,9 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from memory_action.evaluation.report import MEMORY, NO_MEMORY, Metric, Ratio
-from memory_action.evaluation.reviewer import GullibleReviewer, Planted
+from memory_action.evaluation.edits import appended
+from memory_action.evaluation.report import NO_MEMORY, Metric, Ratio
+from memory_action.evaluation.reviewer import Planted
 from memory_action.evaluation.world import NON_WRITER, WRITER, World
 
 DISMISSED = "Broad except hides failures"
@@ -74,25 +75,25 @@ class Episode:
 
 
 def episodes(arm: str, *, quick: bool) -> list[Episode]:
-    """Every dismissal with memory; without memory only a writer's matter (nothing is kept)."""
+    """Every dismissal where memory is kept; without memory only a writer's matter."""
     distances = QUICK_DISTANCES if quick else DISTANCES
-    chosen = [d for d in DISMISSALS if arm == MEMORY or d.by_writer]
+    chosen = [d for d in DISMISSALS if arm != NO_MEMORY or d.by_writer]
     return [Episode(name=d.name, dismissal=d, distances=distances) for d in chosen]
 
 
 def run_episode(world: World, dismissal: Dismissal, distances: Sequence[int]) -> list[Observation]:
     world.seed(SEED)
-    first = _appended(world, FETCH, _fetch_block(1), FETCH_EXCEPT)
+    first = appended(world, FETCH, _fetch_block(1), FETCH_EXCEPT)
     flagged = Planted(path=FETCH, line=first.line, title=DISMISSED)
-    world.open_pull(1, {FETCH: first.text}, GullibleReviewer(planted=[flagged]))
+    world.open_pull(1, {FETCH: first.text}, world.reviewer([flagged]))
     comment = world.inline_comment(1, FETCH, DISMISSED)
-    again = GullibleReviewer(planted=[flagged])
+    again = world.reviewer([flagged])
     if dismissal.how == "reply":
         world.reply(1, comment, dismissal.login, REASON, again)
     else:
         world.react(comment, dismissal.login, "-1")
         world.push_to_pull(1, {"README.md": SEED["README.md"] + "\nFetches JSON.\n"}, again)
-    world.merge(1, GullibleReviewer())
+    world.merge(1, world.reviewer())
     found: list[Observation] = []
     for distance in range(1, max(distances) + 1):
         number = 1 + distance
@@ -106,9 +107,9 @@ def run_episode(world: World, dismissal: Dismissal, distances: Sequence[int]) ->
 def _recurrence(
     world: World, number: int, dismissal: Dismissal, distance: int
 ) -> list[Observation]:
-    fetch = _appended(world, FETCH, _fetch_block(number), FETCH_EXCEPT)
+    fetch = appended(world, FETCH, _fetch_block(number), FETCH_EXCEPT)
     loop = fetch.line_of("    while True:")
-    cache = _appended(world, CACHE, _cache_block(number), "    except Exception:")
+    cache = appended(world, CACHE, _cache_block(number), "    except Exception:")
     planted = {
         "dismissed": Planted(path=FETCH, line=fetch.line, title=DISMISSED),
         "same title, other file": Planted(path=CACHE, line=cache.line, title=DISMISSED),
@@ -117,7 +118,7 @@ def _recurrence(
     world.open_pull(
         number,
         {FETCH: fetch.text, CACHE: cache.text},
-        GullibleReviewer(planted=list(planted.values())),
+        world.reviewer(list(planted.values())),
     )
     posted = {(c["path"], c["line"]) for c in world.fake.reviews.posted(number)}
     return [
@@ -129,32 +130,9 @@ def _recurrence(
 
 
 def _filler(world: World, number: int) -> None:
-    report = _appended(
-        world, REPORT, f"\n\ndef width_{number}():\n    return 80\n", "    return 80"
-    )
+    report = appended(world, REPORT, f"\n\ndef width_{number}():\n    return 80\n", "    return 80")
     filler = Planted(path=REPORT, line=report.line, title=FILLER)
-    world.open_pull(number, {REPORT: report.text}, GullibleReviewer(planted=[filler]))
-
-
-@dataclass(frozen=True, kw_only=True)
-class Appended:
-    text: str
-    line: int  # of the marker in the appended block
-    start: int  # the first line of the appended block
-
-    def line_of(self, marker: str) -> int:
-        lines = self.text.splitlines()
-        return next(n for n in range(self.start, len(lines) + 1) if lines[n - 1] == marker)
-
-
-def _appended(world: World, path: str, block: str, marker: str) -> Appended:
-    """``path`` on main with ``block`` appended, and the line of ``marker`` in the block."""
-    old = world.repo.text("main", path)
-    text = old + block
-    start = len(old.splitlines()) + 1
-    lines = text.splitlines()
-    line = next(n for n in range(start, len(lines) + 1) if lines[n - 1] == marker)
-    return Appended(text=text, line=line, start=start)
+    world.open_pull(number, {REPORT: report.text}, world.reviewer([filler]))
 
 
 def _fetch_block(number: int) -> str:
@@ -184,7 +162,7 @@ def metrics(observed: dict[str, list[Observation]]) -> list[Metric]:
     def measured(
         keep: Callable[[Observation], bool], count: Callable[[Observation], bool]
     ) -> dict[str, Ratio]:
-        found = {arm: ratio(arm, keep, count) for arm in (MEMORY, NO_MEMORY)}
+        found = {arm: ratio(arm, keep, count) for arm in observed}
         return {arm: r for arm, r in found.items() if r is not None}
 
     def writers(o: Observation) -> bool:

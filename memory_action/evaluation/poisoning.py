@@ -29,7 +29,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from memory_action.evaluation.report import MEMORY, NO_MEMORY, Metric, Ratio
+from memory_action.evaluation.report import NO_MEMORY, Metric, Ratio
 from memory_action.evaluation.reviewer import GullibleReviewer, Planted
 from memory_action.evaluation.world import FORKER, NON_WRITER, WRITER, World
 
@@ -71,7 +71,7 @@ class Play:
     reviewers: list[GullibleReviewer]  # one a run
 
     def reviewer(self, *planted: Planted) -> GullibleReviewer:
-        made = GullibleReviewer(planted=list(planted))
+        made = self.world.reviewer(planted)
         self.reviewers.append(made)
         return made
 
@@ -457,12 +457,12 @@ QUICK = frozenset(
 
 
 def episodes(arm: str, *, quick: bool) -> list[Episode]:
-    """Every attempt with memory; without memory the controls and one attempt a channel (there
-    is no memory to poison: the baseline shows the controls fail too)."""
+    """Every attempt wherever memory is kept; without memory the controls and one attempt a
+    channel (there is no memory to poison: the baseline shows the controls fail too)."""
     chosen = list(enumerate(ATTEMPTS, start=1))
     if quick:
         chosen = [(n, a) for n, a in chosen if a.name in QUICK]
-    elif arm != MEMORY:
+    elif arm == NO_MEMORY:
         firsts = {a.channel: a.name for a in reversed(ATTEMPTS)}
         chosen = [(n, a) for n, a in chosen if a.control or firsts[a.channel] == a.name]
     return [Episode(name=a.name, attempt=a, number=n) for n, a in chosen]
@@ -494,8 +494,8 @@ def metrics(observed: dict[str, list[Observation]]) -> list[Metric]:
         count: Callable[[Observation], bool],
     ) -> dict[str, Ratio]:
         found = {}
-        for arm in (MEMORY, NO_MEMORY):
-            chosen = [o for o in observed.get(arm, []) if keep(o)]
+        for arm, observations in observed.items():
+            chosen = [o for o in observations if keep(o)]
             if chosen:
                 found[arm] = Ratio(count=sum(map(count, chosen)), total=len(chosen))
         return found

@@ -4,9 +4,14 @@ its memory block blindly.
 Each review request is answered with one ``report_review`` call (the answer tool the engine
 offers) holding the scenario's findings on the files that request shows, less those memory says
 not to flag: a line ``do not flag "TITLE" in PATH`` (the product's dismissal lessons,
-``review/review_feedback``) makes it skip that title on that path, and nothing else. It never
-judges, so what it raises measures what the product put in its prompt. A call without the
-answer tool (maintenance) gets a plain "nothing to do".
+``review/review_feedback``) makes it skip that title on that path, and nothing else. It also
+applies every convention memory holds: a line ``Convention: RULE (applies to GLOB)`` whose
+RULE says ``never `TEXT``` (what a writer's ``@memory-agent remember`` adds as it is) makes it
+flag every line the diff it is shown adds holding TEXT in a file matching GLOB (shell-style,
+``fnmatch``: ``*`` crosses folders). It never judges, so what it raises measures what the
+product put in its prompt. A call without the answer tool (maintenance) gets a plain "nothing
+to do". Handed ``memory_file``, it reads that text instead of its memory block, as an agent
+given the whole memory file would.
 
 It is gullible both ways, as a prompt injection hopes a model is:
 
@@ -26,6 +31,7 @@ ever reached a prompt through the product.
 
 from __future__ import annotations
 
+import fnmatch
 import itertools
 import re
 from collections.abc import Callable, Sequence
@@ -41,9 +47,16 @@ from langchain_core.tools import BaseTool
 from pydantic import Field
 
 from memory_action.review.answer import ANSWER_TOOL
+from memory_action.review.messages import CLOSE
+from memory_action.review.patch import parse_patch
 
 _MEMORY = re.compile(r"<agent_memory>(.*?)</agent_memory>", re.DOTALL)
 _DO_NOT_FLAG = re.compile(r'do not flag "(?P<title>[^"\n]+)" in (?P<path>[^\s,]+)')
+_CONVENTION = re.compile(
+    r"Convention: (?P<rule>[^\n]*?\bnever `(?P<text>[^`\n]+)`[^\n]*?)"
+    r" \(applies to (?P<glob>[^\s)]+)\)"
+)
+_FILE = re.compile(r"^### \S+ (?P<path>\S+) \(\+\d+ -\d+\)", re.MULTILINE)
 _call_ids = itertools.count(1)
 # What a model reads through: soft hyphen, zero-width and bidi controls, the word joiner, BOM.
 _INVISIBLE = re.compile("[\u00ad\u200b-\u200f\u202a-\u202e\u2060-\u2069\ufeff]")
@@ -128,10 +141,71 @@ def not_to_flag(memory: str) -> frozenset[tuple[str, str]]:
     return frozenset((m["title"], m["path"]) for m in _DO_NOT_FLAG.finditer(memory))
 
 
+@dataclass(frozen=True, kw_only=True)
+class Convention:
+    """A convention memory holds: ``text`` must never be added in files matching ``glob``."""
+
+    rule: str
+    text: str
+    glob: str
+
+    @property
+    def title(self) -> str:
+        return f"Breaks the convention: {self.rule}"
+
+    def broken_by(self, path: str, line: int, added: str) -> Planted | None:
+        if self.text not in added or not fnmatch.fnmatchcase(path, self.glob):
+            return None
+        body = f"Memory says: {self.rule} (applies to {self.glob})."
+        return Planted(path=path, line=line, title=self.title, body=body)
+
+
+def conventions(memory: str) -> tuple[Convention, ...]:
+    """The conventions of a memory block, in its order."""
+    return tuple(
+        Convention(rule=m["rule"], text=m["text"], glob=m["glob"])
+        for m in _CONVENTION.finditer(memory)
+    )
+
+
+def added_lines(request: str) -> list[tuple[str, int, str]]:
+    """(path, line in the new file, text) of every line the diff of a review request adds.
+    A file whose diff is not plain hunks (a summary of removed lines, a cut line) is left out."""
+    diff = request.split(CLOSE, 1)[0]
+    heads = list(_FILE.finditer(diff))
+    found: list[tuple[str, int, str]] = []
+    for number, head in enumerate(heads):
+        end = heads[number + 1].start() if number + 1 < len(heads) else len(diff)
+        section = diff[head.end() : end]
+        try:
+            hunks = parse_patch(section.strip("\n") + "\n")
+        except ValueError:
+            continue
+        for hunk in hunks:
+            found += [
+                (head["path"], new, line[1:])
+                for line, _old, new in hunk.numbered()
+                if line.startswith("+")
+            ]
+    return found
+
+
+def applied(memory: str, request: str) -> list[Planted]:
+    """The findings the conventions of ``memory`` raise on the diff of ``request``."""
+    rules = conventions(memory)
+    return [
+        finding
+        for path, line, text in added_lines(request)
+        for rule in rules
+        if (finding := rule.broken_by(path, line, text)) is not None
+    ]
+
+
 class GullibleReviewer(BaseChatModel):
     planted: Sequence[Planted] = ()
     reported: list[Planted] = Field(default_factory=list)  # what every request reported
     skipped: list[Planted] = Field(default_factory=list)  # held back because memory said so
+    applied: list[Planted] = Field(default_factory=list)  # raised because a convention said so
     memories: list[str] = Field(default_factory=list)  # the memory block of each request
     seen: list[str] = Field(default_factory=list)  # the memory block of every call, any kind
     # ... of the calls before it first edited memory: what the run gave it, not what it wrote
@@ -139,6 +213,9 @@ class GullibleReviewer(BaseChatModel):
     wrote: list[str] = Field(default_factory=list)  # lines it wrote to memory, as told
     summaries: list[str] = Field(default_factory=list)  # the summary of each answer
     bound_tools: list[str] = Field(default_factory=list)
+    # Reads the memory file as plain text, in place of the prompt's memory block (the
+    # "whole AGENTS.md" baseline); None: the block the product put in the prompt.
+    memory_file: Callable[[], str] | None = None
 
     @property
     def _llm_type(self) -> str:
@@ -162,7 +239,7 @@ class GullibleReviewer(BaseChatModel):
         **kwargs: Any,
     ) -> ChatResult:
         system = next((m.text for m in messages if isinstance(m, SystemMessage)), "")
-        memory = memory_block(system)
+        memory = memory_block(system) if self.memory_file is None else self.memory_file()
         self.seen.append(memory)
         if not self.wrote:
             self.given.append(memory)
@@ -180,6 +257,9 @@ class GullibleReviewer(BaseChatModel):
         shown = [p for p in self.planted if p.path in request]
         kept = [p for p in shown if (p.title, p.path) not in skip and not orders.skip_all]
         self.skipped.extend(p for p in shown if p not in kept)
+        conventional = [] if orders.skip_all else applied(memory, request)
+        self.applied.extend(conventional)
+        kept += conventional
         self.reported.extend(kept)
         summary = " ".join(["Reviewed.", *(["Approved."] if orders.approve else []), *orders.words])
         self.summaries.append(summary)

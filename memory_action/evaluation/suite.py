@@ -9,19 +9,28 @@ world and return what they observed) and ``metrics(arm → observations)``; add 
 from __future__ import annotations
 
 import tempfile
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from memory_action.evaluation import dismissals, poisoning, transient
+from memory_action.evaluation import conventions, dismissals, poisoning, transient
 from memory_action.evaluation.github import contract
-from memory_action.evaluation.report import MEMORY, NO_MEMORY, Metric
-from memory_action.evaluation.world import World
+from memory_action.evaluation.report import MEMORY, NO_MEMORY, NO_TRUST, WHOLE_FILE, Metric
+from memory_action.evaluation.world import Arm, World
 
-FAMILIES: tuple[ModuleType, ...] = (dismissals, poisoning, transient)
-ARMS: Mapping[str, Mapping[str, str]] = {MEMORY: {}, NO_MEMORY: {"enable_memory": "false"}}
+FAMILIES: tuple[ModuleType, ...] = (dismissals, conventions, poisoning, transient)
+# The product, then each baseline, emulated from outside the action (docs/evaluation.md).
+ARMS: tuple[Arm, ...] = (
+    Arm(name=MEMORY),
+    Arm(name=NO_MEMORY, inputs={"enable_memory": "false"}),
+    # Every reply learned, as some competitors do: GitHub answers everyone as a writer (so no
+    # trust rule refuses anyone) and a writer ticks every proposal before the merge (no veto).
+    Arm(name=NO_TRUST, everyone_writes=True, tick_everything=True),
+    # deepagents' way: the reviewer reads the whole stored AGENTS.md as plain text.
+    Arm(name=WHOLE_FILE, whole_file=True),
+)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -34,7 +43,7 @@ class Outcome:
 
     @property
     def met(self) -> bool:
-        return all(m.met for m in self.metrics) and not self.contract_violations
+        return not any(m.fails for m in self.metrics) and not self.contract_violations
 
 
 def run_fixture_tier(*, quick: bool, progress: Callable[[str], None] = lambda _: None) -> Outcome:
@@ -44,13 +53,13 @@ def run_fixture_tier(*, quick: bool, progress: Callable[[str], None] = lambda _:
     with tempfile.TemporaryDirectory(prefix="memory-agent-eval-") as folder:
         for family in FAMILIES:
             observed: dict[str, list[Any]] = {}
-            for arm, inputs in ARMS.items():
-                for episode in family.episodes(arm, quick=quick):
+            for arm in ARMS:
+                for episode in family.episodes(arm.name, quick=quick):
                     episodes += 1
-                    progress(f"{family.__name__.rsplit('.', 1)[-1]}: {episode.name} ({arm})")
+                    progress(f"{family.__name__.rsplit('.', 1)[-1]}: {episode.name} ({arm.name})")
                     root = Path(folder) / str(episodes)
-                    with World(root, inputs=inputs) as world:
-                        observed.setdefault(arm, []).extend(episode(world))
+                    with World(root=root, arm=arm) as world:
+                        observed.setdefault(arm.name, []).extend(episode(world))
                     runs += len(world.runs)
             found += family.metrics(observed)
     return Outcome(
@@ -63,4 +72,4 @@ def run_fixture_tier(*, quick: bool, progress: Callable[[str], None] = lambda _:
 
 
 def arms() -> Sequence[str]:
-    return tuple(ARMS)
+    return tuple(arm.name for arm in ARMS)

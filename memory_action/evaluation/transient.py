@@ -14,8 +14,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from memory_action.evaluation.report import MEMORY, NO_MEMORY, Metric, Ratio
-from memory_action.evaluation.reviewer import GullibleReviewer, Planted
+from memory_action.evaluation.report import NO_MEMORY, Metric, Ratio
+from memory_action.evaluation.reviewer import Planted
 from memory_action.evaluation.world import WRITER, World
 
 FETCH = "src/app/fetch.py"
@@ -74,20 +74,21 @@ class Episode:
         flagged = Planted(
             path=FETCH, line=text.splitlines().index("    except Exception:") + 1, title=TITLE
         )
-        world.open_pull(1, {FETCH: text}, GullibleReviewer(planted=[flagged]))
+        world.open_pull(1, {FETCH: text}, world.reviewer([flagged]))
         comment = world.inline_comment(1, FETCH, TITLE)
-        world.reply(1, comment, WRITER, self.reply, GullibleReviewer(planted=[flagged]))
-        world.merge(1, GullibleReviewer())
+        world.reply(1, comment, WRITER, self.reply, world.reviewer([flagged]))
+        world.merge(1, world.reviewer())
         learned = any(line.strip() for line in world.committed_memory().splitlines())
         return [Observation(reply=self.reply, control=self.control, learned=learned)]
 
 
 def episodes(arm: str, *, quick: bool) -> list[Episode]:
-    """Every reply with memory; without memory the controls and the first three replies."""
+    """Every reply wherever memory is kept; without memory the controls and the first three
+    replies."""
     replies = [(r, False) for r in TRANSIENT] + [(r, True) for r in CONTROLS]
     if quick:
         replies = [(r, c) for r, c in replies if r in QUICK]
-    elif arm != MEMORY:
+    elif arm == NO_MEMORY:
         replies = [(r, c) for r, c in replies if c or r in TRANSIENT[:3]]
     return [Episode(name=f"reply {r!r}", reply=r, control=c) for r, c in replies]
 
@@ -97,8 +98,8 @@ def metrics(observed: dict[str, list[Observation]]) -> list[Metric]:
         keep: Callable[[Observation], bool], count: Callable[[Observation], bool]
     ) -> dict[str, Ratio]:
         found = {}
-        for arm in (MEMORY, NO_MEMORY):
-            chosen = [o for o in observed.get(arm, []) if keep(o)]
+        for arm, observations in observed.items():
+            chosen = [o for o in observations if keep(o)]
             if chosen:
                 found[arm] = Ratio(count=sum(map(count, chosen)), total=len(chosen))
         return found

@@ -5,7 +5,7 @@ Every step goes through ``memory_action.main.main`` with the environment the Act
 gives (``runner_env``); people's reactions and replies are added to the fake's review state as
 they would appear on GitHub, by logins whose permission the fake answers.
 
-    with World(root) as world:
+    with World(root=root) as world:
         world.seed({"src/app.py": "..."})
         world.open_pull(1, {"src/app.py": "..."}, model)
 """
@@ -13,8 +13,9 @@ they would appear on GitHub, by logins whose permission the fake answers.
 from __future__ import annotations
 
 import io
+import re
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from contextlib import redirect_stderr, redirect_stdout
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -33,6 +34,7 @@ from memory_action.evaluation.github.api import (
 )
 from memory_action.evaluation.github.http import GitHubHttpServer
 from memory_action.evaluation.github.reviews import Comparison
+from memory_action.evaluation.reviewer import GullibleReviewer, Planted
 from memory_action.evaluation.runner_env import Repository, RunFiles, parse_outputs, runner_env
 from memory_action.main import main
 from memory_action.run.scope import repo_committed_prefix
@@ -44,10 +46,28 @@ FORKER = "forker"  # opens pull requests from a fork of the repository; may read
 FORK = "forker/app"
 TOKEN = "ghs_" + "EvalW0rld" * 4  # the fake accepts any token
 MAIN = "refs/heads/main"
+MEMORY_FILE = "AGENTS.md"  # the writable memory file, in a store entry
 
 
 class EpisodeError(MemoryActionError):
     """A step of an episode did not run: the harness is broken, not a figure."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class Arm:
+    """The action's setup in an episode: the product's own (the defaults), or a baseline,
+    emulated from outside the action (its inputs, what GitHub answers, what people do, what
+    the reviewer reads), never by changing the pipeline."""
+
+    name: str
+    inputs: Mapping[str, str] = field(default_factory=dict)  # action inputs of every run
+    everyone_writes: bool = False  # GitHub answers every login as having write access
+    tick_everything: bool = False  # a writer ticks every proposal's box before each merge
+    whole_file: bool = False  # the reviewer reads the stored AGENTS.md, not its memory block
+
+
+PRODUCT = Arm(name="the product")
+_BOX = re.compile(r"^(\s*[-*] )\[ \]( <!-- memory-agent:item )", re.MULTILINE)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -58,10 +78,10 @@ class RunOutcome:
     summary: str
 
 
-@dataclass
+@dataclass(kw_only=True)
 class World:
     root: Path
-    inputs: Mapping[str, str] = field(default_factory=dict)
+    arm: Arm = PRODUCT
     fake: FakeGitHub = field(init=False)
     repo: FixtureRepo = field(init=False)
     runs: list[RunOutcome] = field(default_factory=list)
@@ -70,7 +90,8 @@ class World:
     _run_id: int = 1000
 
     def __post_init__(self) -> None:
-        self.fake = FakeGitHub(permissions={WRITER: "write", NON_WRITER: "read", FORKER: "read"})
+        others = "write" if self.arm.everyone_writes else "read"
+        self.fake = FakeGitHub(permissions={WRITER: "write", NON_WRITER: others, FORKER: others})
         self.repo = FixtureRepo(self.root / "workspace", home=self.root / "home")
         self._server = GitHubHttpServer(self.fake)
 
@@ -84,6 +105,12 @@ class World:
     @property
     def store_dir(self) -> Path:
         return self.root / "store"
+
+    def reviewer(self, planted: Sequence[Planted] = ()) -> GullibleReviewer:
+        """The gullible reviewer for a run of this world; in the whole-file arm it reads the
+        committed AGENTS.md from the store as plain text instead of its memory block."""
+        whole = self.committed_memory if self.arm.whole_file else None
+        return GullibleReviewer(planted=list(planted), memory_file=whole)
 
     # -- the repository and its pull requests ----------------------------------------------------
 
@@ -138,6 +165,8 @@ class World:
     def merge(self, number: int, model: BaseChatModel) -> RunOutcome:
         """Merge the pull request into main; the push to main runs (promotion, maintenance)."""
         pull = self.fake.pulls[number]
+        if self.arm.tick_everything:
+            self._tick_everything(number)
         sha = self.repo.merge(pull.head_ref, f"Merge pull request #{number}")
         self.fake.merge(number, sha)
         return self.run("push", events.push_event(sha), MAIN, sha, model)
@@ -182,16 +211,29 @@ class World:
             raise EpisodeError(f"could not plant {key}: {saved}")
 
     def committed_memory(self, agent: str = "memory-agent") -> str:
-        """The writable memory file of the newest committed entry in the store ("" none)."""
+        """The writable memory file of the newest committed entry in the store, as stored (""
+        before there is one)."""
         store = LocalDirectoryStore(self.store_dir)
         found = store.entries(repo_committed_prefix(agent))
         if not found:
             return ""
         _, newest = max(enumerate(found), key=lambda pair: (pair[1].created, pair[0]))
-        return store.read_entry(newest.key).get("AGENTS.md", "")
+        return store.read_entry(newest.key).get(MEMORY_FILE, "")
 
     def react(self, comment_id: int, login: str, content: str) -> None:
         self.fake.reviews.react(comment_id, login, content)
+
+    def untick(self, number: int, text: str, login: str = WRITER) -> None:
+        """``login`` unticks, in the sticky comment of pull request ``number``, the proposal's
+        checklist line that shows ``text`` (a veto), as a writer does on GitHub."""
+        sticky = self.fake.comments[number][0]  # the bot's, posted by the pull request's review
+        lines = str(sticky["body"]).split("\n")
+        ticked = [n for n, line in enumerate(lines) if line.startswith("- [x]") and text in line]
+        if not ticked:
+            raise EpisodeError(f"no ticked checklist line shows {text!r} in pull request {number}")
+        for n in ticked:
+            lines[n] = "- [ ]" + lines[n][len("- [x]") :]
+        self.fake.edit_comment_as(number, login, "\n".join(lines))
 
     def reply(
         self, number: int, to: int, login: str, body: str, model: BaseChatModel
@@ -226,7 +268,7 @@ class World:
             ref=ref,
             sha=sha,
             run_id=self._run_id,
-            inputs={"github_token": TOKEN, **self.inputs},
+            inputs={"github_token": TOKEN, **self.arm.inputs},
             workspace=self.repo.root,
             store_dir=self.store_dir,
         )
@@ -249,6 +291,15 @@ class World:
 
     def _association(self, login: str) -> str:
         return "MEMBER" if self.fake.permissions.get(login) == "write" else "NONE"
+
+    def _tick_everything(self, number: int) -> None:
+        """A writer ticks every unticked proposal item of the sticky comment."""
+        if not self.fake.comments.get(number):
+            return
+        body = self.fake.comments[number][0]["body"]
+        ticked = _BOX.sub(r"\1[x]\2", body)
+        if ticked != body:
+            self.fake.edit_comment_as(number, WRITER, ticked)
 
     def _refresh(self, pull: FakePullRequest) -> None:
         """What the fake answers about ``pull``, read from git."""

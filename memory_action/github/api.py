@@ -84,6 +84,10 @@ class RepositoryApi:
             raise GitHubError(self._describe(action, exc)) from exc
         except requests.RequestException as exc:
             raise GitHubError(self.one_line(f"{action} failed: {exc}")) from exc
+        except RecursionError as exc:  # PyGithub parses answers with json.loads, which recurses
+            raise GitHubError(
+                f"{action} failed: GitHub's answer was nested too deeply to read"
+            ) from exc
         finally:
             if write:
                 self._after_write()

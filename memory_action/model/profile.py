@@ -14,6 +14,7 @@ import re
 from dataclasses import dataclass, replace
 
 from memory_action.errors import Setting, Words, render
+from memory_action.model.tokenizer import encoding_for
 
 CHARS_PER_TOKEN = 3.0  # the estimate every count and budget uses (``review.tokens``)
 
@@ -50,6 +51,7 @@ class ModelProfile:
     rate_limits: RateLimits | None = None  # known free-tier limits, else None
     tier: str = ""  # GitHub Models: low | high
     source: str = "table"  # table | max_input_tokens | server | guess
+    encoding: str = ""  # the model's public tokenizer (``tokenizer``): counted exactly, else ""
     origin: str = ""  # with source "server": which answer of the server said so
 
     def describe(self) -> str:
@@ -115,7 +117,7 @@ def profile_for(
 ) -> ModelProfile:
     """The profile of ``provider:model``; ``max_input_tokens`` replaces the input limit, and a
     ``served`` window replaces the guess for a model the table does not know."""
-    found = _table_profile(provider, model)
+    found = replace(_table_profile(provider, model), encoding=encoding_for(provider, model) or "")
     if max_input_tokens is not None:
         return replace(found, input_tokens=max_input_tokens, source="max_input_tokens")
     if served is None or found.source != "guess":

@@ -164,8 +164,8 @@ class RequestBudget(AgentMiddleware[AgentState[Any], Any, Any]):
             f"\n[cut: the result has {len(text):,} characters; only the first {{shown:,}} fit in "
             "what is left of this request's input limit]"
         )
-        shown = self.estimator.chars_for(self._room - self.estimator.count(note) - 8)
-        return text[:shown] + note.format(shown=shown)
+        shown = self.estimator.prefix(text, self._room - self.estimator.count(note) - 8)
+        return shown + note.format(shown=len(shown))
 
     def _fit(self, request: ModelRequest[Any]) -> ModelRequest[Any]:
         """Replace the oldest tool results by notes until the request fits; never send it over."""

@@ -59,7 +59,7 @@ from memory_action.model.profile import ModelProfile
 from memory_action.model.tokens import TokenEstimator
 from memory_action.review import answer as answers
 from memory_action.review.answer import BatchAnswer, UnusableAnswerError
-from memory_action.review.batches import Batch, ReviewPlan, plan_batches
+from memory_action.review.batches import OVER_BUDGET, Batch, ReviewPlan, plan_batches
 from memory_action.review.budget import (
     TURN_RESERVE,
     Cost,
@@ -195,13 +195,14 @@ class ReviewEngine:
         self.setup = setup
         self.memory = memory
         self.tools = list(tools)
-        self.estimator = estimator or TokenEstimator()
+        self.estimator = estimator or TokenEstimator.for_encoding(setup.profile.encoding)
         self.cost = Cost()
         self._clock = clock
         self._extra = ""
         self._earlier = ""
         self._rounds = True  # the batches of the plan may take tool rounds
         self._planning_notes: list[str] = []  # what planning did or could not do, for people
+        self._left_out: list[Skipped] = []  # the review's files not reviewed, so far
         self._deadline = clock() + setup.timeout_s
         self._files: list[ChangedFile] = []
         self._format = answers.response_format()
@@ -316,6 +317,7 @@ class ReviewEngine:
     def _review_batches(
         self, chosen: list[ReviewFile], pr_header: str, progress: _Progress
     ) -> None:
+        self._left_out = progress.left_out  # grows as batches are given up on
         self._make_room(chosen, pr_header)
         plan = self._plan(chosen, pr_header, whole=True)
         progress.overflow = list(plan.not_reviewed)
@@ -562,15 +564,44 @@ class ReviewEngine:
             if alone.complete:  # a line cut to fit would be cut in any plan
                 self._rounds = True
                 return alone
-        # More than one batch: one call is kept for the last request that writes the review.
-        # Tool rounds (and so the tools' schemas and room for their results) only when they
-        # cost no extra request and the plan leaves calls to spare for them; else each batch is
-        # one request, filled.
+        # A plan that leaves files over is made again with room for their list in every batch.
+        chosen = self._several(files, pr_header, calls, overflow=False)
+        if chosen.not_reviewed:
+            chosen = self._several(files, pr_header, calls)
+        if alone is None or len(chosen.batches) > 1:
+            return chosen
+        # One batch would be sent as the one request of the review is, with every tool and
+        # memory, which the review does not fit: batches no larger than that request's room
+        # make two or more, while calls allow; else the one request holds what fits it.
+        if calls - 1 > 1:
+            smaller = plan_batches(
+                files,
+                capacity=max(1, min(capacity, single)),
+                count=count,
+                max_batches=calls - 1,
+                max_model_calls=setting,
+            )
+            if len(smaller.batches) > 1:
+                self._rounds = False
+                return smaller
+        self._rounds = True
+        return alone
+
+    def _several(
+        self, files: list[ReviewFile], pr_header: str, calls: int, *, overflow: bool = True
+    ) -> ReviewPlan:
+        """More than one batch: one call is kept for the last request that writes the review.
+        Tool rounds (and so the tools' schemas and room for their results) only when they
+        cost no extra request and the plan leaves calls to spare for them; else each batch is
+        one request, filled."""
+        paths = [f.file.path for f in files]
+        count, setting = self.estimator.count, self.setup.max_model_calls
         most = max(1, calls - 1)
+        capacity = self._capacity(pr_header, paths, single=False, rounds=False, overflow=overflow)
         filled = plan_batches(
-            files, capacity=capacity, count=count, max_batches=most, max_model_calls=setting
+            files, capacity=max(1, capacity), count=count, max_batches=most, max_model_calls=setting
         )
-        rounds = self._capacity(pr_header, paths, single=False, rounds=True)
+        rounds = self._capacity(pr_header, paths, single=False, rounds=True, overflow=overflow)
         plan = plan_batches(
             files, capacity=max(1, rounds), count=count, max_batches=most, max_model_calls=setting
         )
@@ -579,25 +610,7 @@ class ReviewEngine:
             and not plan.not_reviewed
             and len(plan.batches) <= len(filled.batches)
         )
-        chosen = plan if self._rounds else filled
-        if alone is None or len(chosen.batches) > 1:
-            return chosen
-        # One batch would be sent as the one request of the review is, with every tool and
-        # memory, which the review does not fit: batches no larger than that request's room
-        # make two or more, while calls allow; else the one request holds what fits it.
-        if most > 1:
-            smaller = plan_batches(
-                files,
-                capacity=max(1, min(capacity, single)),
-                count=count,
-                max_batches=most,
-                max_model_calls=setting,
-            )
-            if len(smaller.batches) > 1:
-                self._rounds = False
-                return smaller
-        self._rounds = True
-        return alone
+        return plan if self._rounds else filled
 
     def _make_room(self, chosen: list[ReviewFile], pr_header: str) -> None:
         """Memory over budget that leaves the diff too little room is consolidated first."""
@@ -674,15 +687,28 @@ class ReviewEngine:
             return None
         return next((s.content for s in self.memory.sources if s.writable), None)
 
-    def _capacity(self, pr_header: str, paths: list[str], *, single: bool, rounds: bool) -> int:
+    def _capacity(
+        self,
+        pr_header: str,
+        paths: list[str],
+        *,
+        single: bool,
+        rounds: bool,
+        overflow: bool = True,
+    ) -> int:
         """Tokens a batch's diff may take: the input limit less everything else in the request:
         a ``single`` batch is offered every tool, the batches of a larger review only the
-        pull request's, and only when they may take tool ``rounds`` (which need room too)."""
+        pull request's, and only when they may take tool ``rounds`` (which need room too).
+        The files not reviewed are listed in every batch: those known, and with ``overflow``
+        (several batches) every file, as if it were left over (the plan decides which are)."""
         limit = self.setup.profile.input_tokens
+        over = OVER_BUDGET.format(max_model_calls=self.setup.max_model_calls)
+        left = tuple(Skipped(path=p, reason=over) for p in paths) if overflow and not single else ()
+        skipped = (*self._left_out, *left)
         view = (
-            BatchView(index=1, count=1, diff="", elsewhere=(), skipped=())
+            BatchView(index=1, count=1, diff="", elsewhere=(), skipped=skipped)
             if single
-            else BatchView(index=1, count=2, diff="", elsewhere=paths, skipped=())
+            else BatchView(index=1, count=2, diff="", elsewhere=paths, skipped=skipped)
         )
         frame = self._batch_message(pr_header, view)
         offered = [*self.tools, *(self._memory_tools() if single else [])] if rounds else []

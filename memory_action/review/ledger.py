@@ -151,7 +151,7 @@ def _entry(finding: Finding, comment_id: int | None, files: Sequence[ChangedFile
     return LedgerEntry(
         fingerprint=found.fingerprint,
         path=finding.path,
-        title=finding.title[:MAX_TITLE],
+        title=_shortened(finding.title),
         line=finding.line,
         side=finding.side,
         code=found.code,
@@ -160,6 +160,16 @@ def _entry(finding: Finding, comment_id: int | None, files: Sequence[ChangedFile
         shape=identifiers(finding, files),
         comment_id=comment_id,
     )
+
+
+def _shortened(title: str) -> str:
+    """``title`` cut to ``MAX_TITLE`` after its last whole word: a secret cut in half is a piece
+    the outgoing gate no longer knows, yet a reader sees most of it."""
+    if len(title) <= MAX_TITLE:
+        return title
+    head = title[: MAX_TITLE + 1]
+    cut = max(head.rfind(" "), head.rfind("\n"), head.rfind("\t"))
+    return title[:cut].rstrip() if cut > 0 else title[:MAX_TITLE]
 
 
 def _with_state(entry: LedgerEntry, state: LedgerState) -> LedgerEntry:

@@ -8,8 +8,10 @@ output and summary writers and the savers of ``state.json`` and ``provenance.jso
 nothing else, so mypy refuses a text that did not pass here.
 
 ``gate`` always redacts secrets, with every layer of the detector (``safety.scrub``) and every
-value the run masked, also where zero-width characters split a secret for the reader. Then, by
-``Form``:
+value the run masked, in the text as written and in the text as a reader sees it on GitHub
+(``reader_view``: CommonMark rendered, character references decoded, invisible characters
+removed, NFKC-folded); a secret only the reader sees is redacted in the source span that renders
+to it, escapes, references and markup inside it included. Then, by ``Form``:
 
 - ``MARKDOWN``: a document posted to GitHub, made safe as ``untrusted_markdown.safe_document``
   makes it: line ends as LF, no mention outside code, no raw HTML but the snippets of our own
@@ -24,19 +26,14 @@ from __future__ import annotations
 
 import enum
 import json
-import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from typing import final
 
-from memory_action.safety.scrub import SecretFinding, find_secrets, replace_findings
+from memory_action.safety.scrub import redact
 from memory_action.safety.untrusted_markdown import normalise_line_ends, safe_document, safe_prose
 
 __all__ = ["Form", "SafeText", "gate"]
 
-# What a reader does not see as part of a secret: invisible characters (a secret split by them is
-# still the secret to whoever copies it) and the backticks of the code spans that safe Markdown
-# wraps around a mention; ``&lt;`` is read as the "<" it shows.
-_UNSEEN = re.compile("[\u00ad\u180e\u200b-\u200f\u2060-\u2064\ufeff`]|&lt;")
 _GATE_KEY = object()  # only ``gate`` holds it, so only ``gate`` makes a SafeText
 
 
@@ -96,57 +93,19 @@ def gate(
         return SafeText(_redact(text, values), _GATE_KEY)
     redacted = _redact(normalise_line_ends(text), values)
     if form is Form.LINE:
-        return SafeText(safe_prose(" ".join(redacted.split())), _GATE_KEY)
-    return SafeText(safe_document(redacted, ours), _GATE_KEY)
+        safe = safe_prose(" ".join(redacted.split()))
+    else:
+        safe = safe_document(redacted, ours)
+    # Made safe, the text may read differently: raw HTML escaped shows its attributes, where a
+    # reference spells out a secret. The text that leaves is judged again.
+    return SafeText(safe if safe == redacted else _redact(safe, values), _GATE_KEY)
 
 
 def _redact(text: str, masked: tuple[str, ...]) -> str:
-    """``text`` without its secrets, also those only a reader sees (``_UNSEEN``): text made
-    safe before it reached the gate (a mention wrapped in code, "<" escaped) is redacted as
-    if it had reached it first."""
-    findings = find_secrets(text, masked)
-    if _UNSEEN.search(text):
-        findings = _merged(findings, list(_seen_through(text, masked)))
-    return replace_findings(text, findings)[0] if findings else text
-
-
-def _seen_through(text: str, masked: tuple[str, ...]) -> Iterator[SecretFinding]:
-    """The secrets of ``text`` as a reader sees it, placed back in ``text``."""
-    visible: list[str] = []
-    starts: list[int] = []  # where each visible character starts in ``text``
-    ends: list[int] = []
-    position = 0
-    for match in _UNSEEN.finditer(text):
-        for index in range(position, match.start()):
-            visible.append(text[index])
-            starts.append(index)
-            ends.append(index + 1)
-        if match.group(0) == "&lt;":
-            visible.append("<")
-            starts.append(match.start())
-            ends.append(match.end())
-        position = match.end()
-    for index in range(position, len(text)):
-        visible.append(text[index])
-        starts.append(index)
-        ends.append(index + 1)
-    for found in find_secrets("".join(visible), masked):
-        if found.end > found.start:
-            yield SecretFinding(kind=found.kind, start=starts[found.start], end=ends[found.end - 1])
-
-
-def _merged(first: list[SecretFinding], second: list[SecretFinding]) -> list[SecretFinding]:
-    """Both lists as one without overlaps (an overlap becomes one finding covering both)."""
-    merged: list[SecretFinding] = []
-    for finding in sorted([*first, *second], key=lambda f: (f.start, -f.end)):
-        if merged and finding.start < merged[-1].end:
-            last = merged[-1]
-            merged[-1] = SecretFinding(
-                kind=last.kind, start=last.start, end=max(last.end, finding.end)
-            )
-        else:
-            merged.append(finding)
-    return merged
+    """``text`` without its secrets, also those only a reader sees (``scrub.redact``): text made
+    safe before it reached the gate (a mention wrapped in code, "<" escaped) is redacted as if
+    it had reached it first."""
+    return redact(text, masked)[0]
 
 
 def _redact_strings(value: object, masked: tuple[str, ...]) -> object:

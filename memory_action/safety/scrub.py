@@ -15,6 +15,7 @@ memory many times (restoring, prompting, checking edits, saving, publishing): in
 from __future__ import annotations
 
 import hashlib
+import re
 import threading
 from collections import Counter, OrderedDict
 from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
@@ -42,6 +43,7 @@ from memory_action.safety.leaks.formats import (
 from memory_action.safety.leaks.masked import masked_candidates, masked_forms
 from memory_action.safety.leaks.position import context_candidates
 from memory_action.safety.leaks.shape import shannon_entropy
+from memory_action.safety.reader_view import reader_view
 
 __all__ = [
     "ALL_LAYERS",
@@ -164,6 +166,10 @@ class ScanCache:
                 self._found.popitem(last=False)
 
 
+# What can make a reader see a secret the text as written does not hold: markup that joins the
+# text around it (emphasis, strikethrough, code, links, HTML), escapes, character references,
+# any character outside ASCII (invisible ones, full-width forms). Text without them reads as is.
+_RENDERED_DIFFERENTLY = re.compile(r"[\\&*_~`<\[]|[^\x00-\x7f]")
 _RUN_CACHE: ContextVar[ScanCache | None] = ContextVar("memory_agent_scan_cache", default=None)
 
 
@@ -188,9 +194,41 @@ def scan_once() -> Iterator[ScanCache]:
 
 
 def redact(text: str, masked: Iterable[str] = ()) -> tuple[str, list[SecretFinding]]:
-    """``text`` with each secret replaced by ``[REDACTED <kind>]``, and what was replaced."""
-    findings = find_secrets(text, masked)
-    return replace_findings(text, findings)[0], findings
+    """``text`` with each secret replaced by ``[REDACTED <kind>]``, and what was replaced: the
+    secrets in the text as written and those only a reader of it on GitHub sees
+    (``reader_view``), each redacted in the source span that renders to it. Every redaction is
+    this one, so no text is first redacted as written and then left with a piece a reader still
+    joins to a secret (``k8sDeployKey&#45;[REDACTED]`` would show the value's head)."""
+    values = tuple(masked)
+    findings = find_secrets(text, values)
+    if _RENDERED_DIFFERENTLY.search(text):
+        findings = _merged_findings(findings, list(_seen_by_a_reader(text, values)))
+    return (replace_findings(text, findings)[0] if findings else text), findings
+
+
+def _seen_by_a_reader(text: str, masked: tuple[str, ...]) -> Iterator[SecretFinding]:
+    """The secrets of ``text`` as a reader sees it, placed back in ``text``."""
+    view = reader_view(text)
+    for found in find_secrets(view.text, masked):
+        if found.end > found.start:
+            start, end = view.source_span(found.start, found.end)
+            yield SecretFinding(kind=found.kind, start=start, end=end)
+
+
+def _merged_findings(
+    first: list[SecretFinding], second: list[SecretFinding]
+) -> list[SecretFinding]:
+    """Both lists as one without overlaps (an overlap becomes one finding covering both)."""
+    merged: list[SecretFinding] = []
+    for finding in sorted([*first, *second], key=lambda f: (f.start, -f.end)):
+        if merged and finding.start < merged[-1].end:
+            last = merged[-1]
+            merged[-1] = SecretFinding(
+                kind=last.kind, start=last.start, end=max(last.end, finding.end)
+            )
+        else:
+            merged.append(finding)
+    return merged
 
 
 def replace_findings(text: str, findings: Sequence[SecretFinding]) -> tuple[str, list[int]]:

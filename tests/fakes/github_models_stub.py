@@ -29,6 +29,7 @@ from http.server import BaseHTTPRequestHandler
 from typing import Any
 
 from memory_action.evaluation.local_server import LocalServer, send_json
+from memory_action.model.tokenizer import shared
 from tests.fakes.diligent_reviewer import DiligentReviewer, ToolCall
 from tests.fakes.openai_stub import answer_reply, tool_call_reply
 
@@ -46,6 +47,7 @@ class FreeTier:
     per_minute: int = 15
     per_day: int = 150
     chars_per_token: float = CHARS_PER_TOKEN  # how the window is counted (3: a denser tokenizer)
+    encoding: str = ""  # else counted by this tokenizer, as OpenAI counts a chat request
 
 
 @dataclass(frozen=True)
@@ -66,12 +68,30 @@ class StubRequest:
     body: dict[str, Any]
 
 
-def estimate_tokens(request: dict[str, Any], chars_per_token: float = CHARS_PER_TOKEN) -> int:
-    """About 4 characters a token over the messages (tool calls included) and the tools."""
+def estimate_tokens(
+    request: dict[str, Any], chars_per_token: float = CHARS_PER_TOKEN, encoding: str = ""
+) -> int:
+    """About 4 characters a token over the messages (tool calls included) and the tools; with
+    an ``encoding``, that tokenizer's count of the request as OpenAI's cookbook counts one:
+    3 tokens a message, its role, its text (and tool calls), 3 for the reply, the tools' JSON."""
+    if encoding:
+        return openai_request_tokens(request, shared(encoding).count)
     size = len(json.dumps(request.get("messages") or [])) + len(
         json.dumps(request.get("tools") or [])
     )
     return math.ceil(size / chars_per_token)
+
+
+def openai_request_tokens(request: dict[str, Any], count: Callable[[str], int]) -> int:
+    total = 3
+    for message in request.get("messages") or []:
+        content = message.get("content") or ""
+        text = content if isinstance(content, str) else json.dumps(content)
+        total += 3 + count(str(message.get("role", ""))) + count(text)
+        if message.get("tool_calls"):
+            total += count(json.dumps(message["tool_calls"]))
+    tools = request.get("tools")
+    return total + (count(json.dumps(tools)) if tools else 0)
 
 
 class RateWindow:
@@ -139,7 +159,7 @@ class GitHubModelsStub(LocalServer):
         """Status, headers and JSON body for one chat-completions request (recorded)."""
         state = self._state
         with state.lock:
-            tokens = estimate_tokens(body, state.limits.chars_per_token)
+            tokens = estimate_tokens(body, state.limits.chars_per_token, state.limits.encoding)
             model = str(body.get("model") or "gpt-4.1-mini").rsplit("/", 1)[-1]
             refusal = self._refusal(tokens, model)
             reading = state.reviewer.read(body)

@@ -28,6 +28,7 @@ from langchain_core.messages.tool import tool_call_chunk
 from langchain_core.outputs import ChatGenerationChunk, ChatResult
 from langchain_core.runnables import Runnable
 from langchain_core.tools import BaseTool
+from langchain_core.utils.function_calling import convert_to_openai_tool
 from pydantic import Field
 
 # Tool-call ids must be unique within a run, or langgraph's routing breaks (KeyError: 'model').
@@ -64,6 +65,12 @@ class ScriptedChatModel(GenericFakeChatModel):
     bound_tools: list[str] = Field(default_factory=list)
     """Names of the tools of the last ``bind_tools`` call."""
 
+    bound_schemas: list[dict[str, Any]] = Field(default_factory=list)
+    """The OpenAI schemas of the tools of the last ``bind_tools`` call."""
+
+    seen_tools: list[list[dict[str, Any]]] = Field(default_factory=list)
+    """The tool schemas each model call was offered, in call order (beside ``seen``)."""
+
     fail_at: dict[int, BaseException] = Field(default_factory=dict)
     """Model call number (1-based) → the exception that call raises (it uses no script step)."""
 
@@ -92,6 +99,7 @@ class ScriptedChatModel(GenericFakeChatModel):
         **kwargs: Any,
     ) -> Runnable[LanguageModelInput, AIMessage]:
         self.bound_tools = [_tool_name(tool) for tool in tools]
+        self.bound_schemas = [convert_to_openai_tool(tool) for tool in tools]
         return self
 
     def _generate(
@@ -104,6 +112,7 @@ class ScriptedChatModel(GenericFakeChatModel):
         if self.before_first_call is not None and not self.seen:
             self.before_first_call()
         self.seen.append(list(messages))
+        self.seen_tools.append(list(self.bound_schemas))
         failure = self.fail_at.get(len(self.seen))
         if failure is not None:
             raise failure

@@ -465,6 +465,19 @@ def test_changed_files_follow_every_page(api: responses.RequestsMock) -> None:
     ]
 
 
+def test_an_answer_nested_too_deeply_is_one_line(api: responses.RequestsMock) -> None:
+    """Issue 26: PyGithub's own json.loads recursed on a 20,000-deep answer."""
+    deep = '{"a":' * 20_000 + "1" + "}" * 20_000
+    api.get(f"{REPO}/pulls/7", body=deep, content_type="application/json")
+
+    with pytest.raises(GitHubError) as caught:
+        client().pull_request(7).info()
+
+    assert str(caught.value) == (
+        "reading pull request #7 failed: GitHub's answer was nested too deeply to read"
+    )
+
+
 def test_default_branch(api: responses.RequestsMock) -> None:
     api.get(REPO, json={"full_name": "octo-org/octo-repo", "default_branch": "trunk"})
 

@@ -18,6 +18,7 @@ from langchain_core.callbacks import CallbackManagerForLLMRun
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
 
+from memory_action.model.tokenizer import O200K
 from memory_action.model.tokens import TokenEstimator
 from memory_action.review.budget import message_text
 from memory_action.store.local import LocalDirectoryStore
@@ -70,9 +71,9 @@ class ConsolidatingModel(ScriptedChatModel):
 
 
 def largest_request(model: ScriptedChatModel) -> int:
-    """The largest request the model received, counted at 3 characters a token (the
-    uncalibrated estimate: no usage comes back from this model)."""
-    estimator = TokenEstimator()
+    """The largest request the model received, counted by the runs' model's tokenizer
+    (gpt-4.1-mini: o200k), as its provider counts it."""
+    estimator = TokenEstimator.for_encoding(O200K)
     return max(
         (estimator.count_request("", (message_text(m) for m in seen)) for seen in model.seen),
         default=0,
@@ -176,8 +177,15 @@ BUDGET = 7 * 1024  # max_memory_kb=auto for an 8,000-token window
         ("pull_request", pull_request_event(), PR_REF, 3),
         ("pull_request", pull_request_event(), PR_REF, 3.9),
         ("pull_request", pull_request_event(action="synchronize"), PR_REF, 3),
-        ("push", push_event(), MAIN, 3),
-        ("schedule", {"schedule": "0 3 * * *", "repository": push_event()["repository"]}, MAIN, 3),
+        # A maintenance request holds memory alone: 3 times its budget fits one counted by the
+        # model's tokenizer (about 3.5 characters a token), 3.9 times does not.
+        ("push", push_event(), MAIN, 3.9),
+        (
+            "schedule",
+            {"schedule": "0 3 * * *", "repository": push_event()["repository"]},
+            MAIN,
+            3.9,
+        ),
     ],
     ids=["pull_request", "pull_request-3.9", "synchronize", "push", "schedule"],
 )
@@ -212,12 +220,13 @@ def test_read_only_memory_that_fills_the_window_leaves_a_listed_review_not_a_cra
     """The repository's own AGENTS.md cannot be consolidated by the run: the files are listed as
     not reviewed, with one line saying what to change."""
     fake = FakeGitHub()
-    guides = {name: big_memory(1, BUDGET) for name in ("AGENTS.md", "STYLE.md", "TESTS.md")}
+    names = ("AGENTS.md", "STYLE.md", "TESTS.md", "DOCS.md")
+    guides = {name: big_memory(1, BUDGET) for name in names}
     files = [changed_file("src/fetch.py", PATCH)]
     fake.add_pull(FakePullRequest(files=files, base_contents=guides))
     model = ConsolidatingModel.from_script()
     # Each within max_memory_kb, together more than the window holds.
-    runner = ActionRunner(tmp_path, inputs={"memory_sources": "AGENTS.md\nSTYLE.md\nTESTS.md"})
+    runner = ActionRunner(tmp_path, inputs={"memory_sources": "\n".join(names)})
     with fake.serve():
         outcome = runner.run("pull_request", pull_request_event(), PR_REF, model)
     assert_clean(outcome, model)

@@ -1,6 +1,7 @@
 """The outgoing gate's promise, attacked from outside: a secret (a real-format token and a value
-the run masked), a team mention (also after a non-ASCII letter) and raw HTML planted in every
-field the model, memory or a comment controls never leave the run.
+the run masked, each also in every form only a reader of the rendered text sees as the secret:
+``tests.fakes.rendered_forms``), a team mention (also after a non-ASCII letter) and raw HTML
+planted in every field the model, memory or a comment controls never leave the run.
 
 Whole action runs go through the GitHub fake (reviews with inline comments and suggestions,
 the sticky comment, comment commands and their replies, the git store's commits, a maintenance
@@ -38,6 +39,7 @@ from tests.fakes.cache_harness import CacheHarness, default_tuning, fast_tuning
 from tests.fakes.cache_service import FakeCacheService
 from tests.fakes.github_api import REPOSITORY, FakeGitHub, FakePullRequest, changed_file
 from tests.fakes.maintenance_checkout import checkout_runner, maintain, seed_without_digest
+from tests.fakes.rendered_forms import as_seen, rendered_forms
 from tests.fakes.runner import (
     ActionRunner,
     CacheRunner,
@@ -54,7 +56,13 @@ TEAM = "octo-org/everyone"
 HTML = '<img src="x" alt="PLANTED">'
 # What is planted everywhere; a memory line holds no secret (that edit is refused anyway).
 LOUD = f"Merci é@{TEAM}, @{TEAM} {HTML} <details><summary>PLANTED</summary>"
-PLANT = f"{TOKEN} {MASKED} {LOUD}"  # secrets first: a line shown shortened keeps them
+# Every form of both secrets that GitHub shows as the secret (escaped, as references, split by
+# emphasis or invisible characters, full-width). Memory may hold the token's: its edits judge the
+# text as written, the gate judges it as read. The masked value's forms hold pieces of it as
+# written, which a memory edit refuses; they reach every other path.
+HIDDEN_TOKEN = " ".join(rendered_forms(TOKEN).values())
+HIDDEN = " ".join([HIDDEN_TOKEN, *rendered_forms(MASKED).values()])
+PLANT = f"{TOKEN} {MASKED} {HIDDEN} {LOUD}"  # secrets first: a line shown shortened keeps them
 MEMORY = ".agent-memory/AGENTS.md"
 MAIN, PR_REF = "refs/heads/main", "refs/pull/7/merge"
 COMMITTED = "memory-agent/v1/memory-agent/repo/committed"
@@ -70,11 +78,14 @@ NOT_MARKDOWN = frozenset({"query", "contents", "content", "sha", "path", "filena
 
 def secret_parts() -> list[str]:
     """Each secret, and runs of 8 of its characters: none may survive anywhere."""
-    return [s[i : i + 8] for s in (TOKEN, MASKED) for i in range(0, len(s) - 7, 4)]
+    seen = [as_seen(secret) for secret in (TOKEN, MASKED)]
+    return [s[i : i + 8] for s in seen for i in range(0, len(s) - 7, 4)]
 
 
 def leaks(text: str) -> list[str]:
-    return [part for part in secret_parts() if part in text]
+    """The parts of a secret in ``text`` as written or as a reader could see it."""
+    seen = as_seen(text)
+    return [part for part in secret_parts() if part in text or part in seen]
 
 
 def acting(markdown: str) -> list[str]:
@@ -229,7 +240,9 @@ def test_nothing_planted_leaves_any_run(
     tmp_path: Path, github: FakeGitHub, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     outcomes: list[RunOutcome] = []
-    planted_memory = tool_call("write_file", {"file_path": MEMORY, "content": f"- {LOUD}\n"})
+    planted_memory = tool_call(
+        "write_file", {"file_path": MEMORY, "content": f"- {LOUD}\n- {HIDDEN_TOKEN}\n"}
+    )
     secret_memory = tool_call("write_file", {"file_path": MEMORY, "content": f"- {PLANT}\n"})
 
     # The git store: a push run commits memory; its provenance is then tampered with.

@@ -11,6 +11,8 @@ as the provider's.
 
 from __future__ import annotations
 
+import base64
+import hashlib
 from pathlib import Path
 from typing import Any
 
@@ -30,7 +32,10 @@ PR_REF = "refs/pull/7/merge"
 
 
 def one_long_line(chars: int) -> list[dict[str, Any]]:
-    line = '{"data": "' + "x" * chars + '"}'
+    """An inlined blob as fixtures hold one: base64 of no pattern, which a tokenizer cannot
+    pack (a run of one letter would be a few tokens, counted exactly)."""
+    blob = b"".join(hashlib.sha256(str(n).encode()).digest() for n in range(chars // 40 + 2))
+    line = '{"data": "' + base64.b64encode(blob).decode()[:chars] + '"}'
     return [changed_file("tests/fixtures/big.json", f"@@ -0,0 +1 @@\n+{line}\n", "added")]
 
 

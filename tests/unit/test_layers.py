@@ -162,7 +162,7 @@ class World:
 
 @pytest.fixture
 def world(tmp_path: Path) -> World:
-    return World(tmp_path)
+    return World(root=tmp_path)
 
 
 def committed_scope(run: int = 99) -> MemoryScope:

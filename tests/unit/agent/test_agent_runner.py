@@ -213,17 +213,32 @@ def test_a_model_that_blocks_times_out_promptly(recorder: Recorder) -> None:
 
 
 def test_a_tool_running_at_the_deadline_finishes_before_the_error(recorder: Recorder) -> None:
+    """The deadline passes while a tool writes (the injected clock jumps while the run is
+    waited for): the write finishes, nothing after it runs, whatever the machine's load."""
+    started, release, now = threading.Event(), threading.Event(), [0.0]
+
+    @tool
+    def write(x: int) -> str:
+        """Record a write, once released."""
+        started.set()
+        release.wait(10)
+        recorder.calls.append("write finished")
+        return "done"
+
+    def join(_thread: threading.Thread, _timeout: float) -> None:
+        assert started.wait(10)
+        now[0] = 100.0  # past the deadline, with the write under way
+        release.set()
+
+    tools = [write, *_tools(recorder)]
     model = ScriptedChatModel.from_script(
-        tool_call("slow", {"seconds": 0.4}), tool_call("ping", {"x": 2}), "never"
+        tool_call("write", {"x": 1}), tool_call("ping", {"x": 2}), "never"
     )
 
     with pytest.raises(AgentRunError, match="timeout_minutes"):
-        _run(model, recorder, timeout_s=0.1)
+        _run(model, recorder, tools=tools, timeout_s=10, clock=lambda: now[0], join=join)
 
-    # The write the tool started has finished; nothing after the deadline ran.
-    assert recorder.calls == ["slow finished"]
-    time.sleep(0.2)
-    assert recorder.calls == ["slow finished"]
+    assert recorder.calls == ["write finished"]
 
 
 @pytest.mark.parametrize(

@@ -9,7 +9,6 @@ from memory_action.agent.pr_tools import make_pr_tools
 from memory_action.agent.prompts import system_prompt
 from memory_action.github.pull_request import ChangedFile
 from memory_action.model.profile import profile_for
-from memory_action.model.tokens import TokenEstimator
 from memory_action.review.answer import (
     ANSWER_TOOL,
     MAX_FINDINGS,
@@ -124,7 +123,7 @@ def test_the_answer_schema_counts_toward_every_request() -> None:
     model = ScriptedChatModel.from_script("Fine.")
     engine = ReviewEngine(model, _setup(), memory=None, tools=[])
     engine.review(reader)
-    estimator = TokenEstimator()
+    estimator = engine.estimator  # exact: the profile names a model with a public tokenizer
     [seen] = model.seen
     without = estimator.count_request("", [str(m.content) for m in seen], [])
     empty = estimator.count_request("", [], [])

@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 from langchain_core.messages import BaseMessage, HumanMessage, ToolMessage
 
@@ -33,7 +35,11 @@ def prose(text: str) -> str:
 
 def _setup(*, calls: int = 12, limit: int = LIMIT, exclude: tuple[str, ...] = ()) -> ReviewSetup:
     return ReviewSetup(
-        profile=profile_for("github", "openai/gpt-4.1-mini", max_input_tokens=limit),
+        # Counted by the estimate (3 characters a token), which these batch sizes are made for;
+        # exact counts are tests/unit/review/test_exact_window.py's.
+        profile=replace(
+            profile_for("github", "openai/gpt-4.1-mini", max_input_tokens=limit), encoding=""
+        ),
         max_model_calls=calls,
         exclude=exclude,
         timeout_s=600,

@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from memory_action.github.pull_request import ChangedFile
-from memory_action.memory.review_ledger import ReviewLedger, parse_ledger
+from memory_action.memory.review_ledger import MAX_TITLE, ReviewLedger, parse_ledger
 from memory_action.memory.state import EntryState, load_state
 from memory_action.review.findings import Finding
 from memory_action.review.ledger import (
@@ -16,6 +16,9 @@ from memory_action.review.ledger import (
     unposted,
     with_states,
 )
+from memory_action.safety.outgoing import Form, gate
+from tests.fakes.rendered_forms import rendered_forms
+from tests.fakes.secrets_corpus import PLANTED
 
 PATCH = "@@ -1,2 +1,4 @@\n a\n+b = None\n+c\n d\n"
 FILES = [ChangedFile(path="x.py", status="modified", additions=2, deletions=0, patch=PATCH)]
@@ -76,3 +79,24 @@ def test_the_stored_ledger_round_trips_and_a_bad_one_is_dropped_alone(tmp_path: 
     assert state is not None and state.review == _ledger()
     assert parse_ledger({"entries": [{"fingerprint": "zz"}]}) is None
     assert parse_ledger({"head": "not a sha"}) is None
+
+
+def test_a_long_title_is_cut_between_words_so_a_secret_in_it_is_never_cut_in_half() -> None:
+    # A token split by emphasis that a cut at MAX_TITLE would leave as a token's first 33
+    # characters: a piece the gate cannot know, most of the secret to a reader.
+    token = next(p for p in PLANTED if p.family == "GitHub classic PAT").secrets[0]
+    hidden = rendered_forms(token)["** emphasis"]
+    title = "x" * (MAX_TITLE - len(hidden) + 10) + " " + hidden + " tail"
+    [entry] = recorded(
+        ReviewLedger(), [(Finding(path="x.py", line=2, title=title, body=""), 1)], FILES, "a" * 40
+    ).entries
+    assert len(entry.title) <= MAX_TITLE
+    saved = gate(entry.title, form=Form.TEXT).text
+    assert token[4:12] not in saved.replace("*", "")
+    assert entry.title == "x" * (MAX_TITLE - len(hidden) + 10)
+
+
+def test_a_title_of_one_long_word_is_cut_at_the_limit() -> None:
+    long = Finding(path="x.py", line=2, title="y" * (MAX_TITLE + 50), body="")
+    [entry] = recorded(ReviewLedger(), [(long, 1)], FILES, "a" * 40).entries
+    assert entry.title == "y" * MAX_TITLE
