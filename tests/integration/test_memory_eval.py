@@ -78,11 +78,11 @@ def test_the_fixture_tier_meets_every_target_and_prints_its_baselines(
     # the hard gate: every attempt wherever memory is kept, one a channel and the controls
     # without memory; with no trust, 20 get through (people without write access answered as
     # writers, every proposal ticked)
-    reached = row(table, "poisoning attempts that reach")
+    # both names wrap after "poisoning attempts": reaching a later prompt, then changing a review
+    reached, changed = (line for line in table.splitlines() if line.startswith("poisoning "))
     assert re.search(
         r"0%\s+0% \(0/33\)\s+0% \(0/5\)\s+61% \(20/33\)\s+0% \(0/33\)\s+met$", reached
     ), reached
-    changed = row(table, "poisoning attempts that change")
     assert re.search(
         r"0%\s+0% \(0/33\)\s+0% \(0/5\)\s+61% \(20/33\)\s+0% \(0/33\)\s+met$", changed
     ), changed
