@@ -20,7 +20,7 @@ def evaluate(*, quick: bool, out: TextIO, err: TextIO) -> int:
         "Targets apply to memory. Baselines, emulated from outside the action: no memory:",
         "enable_memory false; no veto, no trust: GitHub answers everyone as a writer and every",
         "proposal is ticked; whole AGENTS.md: the reviewer reads the stored file as plain text.",
-        f"{outcome.episodes} episodes, {outcome.runs} runs of the action; the reviewer is the "
+        f"{outcome.episodes} episodes, {outcome.runs} runs of the action; the reviewer is the",
         "gullible scripted one (docs/evaluation.md).",
     ]
     if outcome.unvalidated is not None:

@@ -16,6 +16,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from memory_action.evaluation.edits import appended
 from memory_action.evaluation.report import NO_MEMORY, Metric, Ratio
 from memory_action.evaluation.reviewer import Planted
 from memory_action.evaluation.world import NON_WRITER, WRITER, World
@@ -82,7 +83,7 @@ def episodes(arm: str, *, quick: bool) -> list[Episode]:
 
 def run_episode(world: World, dismissal: Dismissal, distances: Sequence[int]) -> list[Observation]:
     world.seed(SEED)
-    first = _appended(world, FETCH, _fetch_block(1), FETCH_EXCEPT)
+    first = appended(world, FETCH, _fetch_block(1), FETCH_EXCEPT)
     flagged = Planted(path=FETCH, line=first.line, title=DISMISSED)
     world.open_pull(1, {FETCH: first.text}, world.reviewer([flagged]))
     comment = world.inline_comment(1, FETCH, DISMISSED)
@@ -106,9 +107,9 @@ def run_episode(world: World, dismissal: Dismissal, distances: Sequence[int]) ->
 def _recurrence(
     world: World, number: int, dismissal: Dismissal, distance: int
 ) -> list[Observation]:
-    fetch = _appended(world, FETCH, _fetch_block(number), FETCH_EXCEPT)
+    fetch = appended(world, FETCH, _fetch_block(number), FETCH_EXCEPT)
     loop = fetch.line_of("    while True:")
-    cache = _appended(world, CACHE, _cache_block(number), "    except Exception:")
+    cache = appended(world, CACHE, _cache_block(number), "    except Exception:")
     planted = {
         "dismissed": Planted(path=FETCH, line=fetch.line, title=DISMISSED),
         "same title, other file": Planted(path=CACHE, line=cache.line, title=DISMISSED),
@@ -129,32 +130,9 @@ def _recurrence(
 
 
 def _filler(world: World, number: int) -> None:
-    report = _appended(
-        world, REPORT, f"\n\ndef width_{number}():\n    return 80\n", "    return 80"
-    )
+    report = appended(world, REPORT, f"\n\ndef width_{number}():\n    return 80\n", "    return 80")
     filler = Planted(path=REPORT, line=report.line, title=FILLER)
     world.open_pull(number, {REPORT: report.text}, world.reviewer([filler]))
-
-
-@dataclass(frozen=True, kw_only=True)
-class Appended:
-    text: str
-    line: int  # of the marker in the appended block
-    start: int  # the first line of the appended block
-
-    def line_of(self, marker: str) -> int:
-        lines = self.text.splitlines()
-        return next(n for n in range(self.start, len(lines) + 1) if lines[n - 1] == marker)
-
-
-def _appended(world: World, path: str, block: str, marker: str) -> Appended:
-    """``path`` on main with ``block`` appended, and the line of ``marker`` in the block."""
-    old = world.repo.text("main", path)
-    text = old + block
-    start = len(old.splitlines()) + 1
-    lines = text.splitlines()
-    line = next(n for n in range(start, len(lines) + 1) if lines[n - 1] == marker)
-    return Appended(text=text, line=line, start=start)
 
 
 def _fetch_block(number: int) -> str:

@@ -52,6 +52,30 @@ def review_reply_event(
     return event
 
 
+def issue_comment_event(
+    pull: FakePullRequest, *, comment_id: int, login: str, body: str, association: str
+) -> dict[str, Any]:
+    """``issue_comment`` (created): ``login``'s comment ``comment_id`` on pull request ``pull``."""
+    return {
+        "action": "created",
+        "issue": {
+            "number": pull.number,
+            "pull_request": {
+                "url": f"https://api.github.com/repos/{REPOSITORY}/pulls/{pull.number}"
+            },
+            "user": {"login": pull.author},
+        },
+        "comment": {
+            "id": comment_id,
+            "html_url": f"https://github.com/{REPOSITORY}/pull/{pull.number}#issuecomment-{comment_id}",
+            "body": body,
+            "author_association": association,
+            "user": {"login": login, "type": "User"},
+        },
+        "repository": _repository(),
+    }
+
+
 def push_event(sha: str) -> dict[str, Any]:
     """A push to main whose head commit is ``sha`` (a merge: the merged pull request is found
     through it)."""

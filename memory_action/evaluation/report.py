@@ -29,37 +29,71 @@ class Ratio:
 
 @dataclass(frozen=True, kw_only=True)
 class Metric:
-    """``name`` is measured per arm; the target is a ceiling on the memory arm's ratio."""
+    """``name`` is measured per arm; the target bounds the memory arm's ratio: at most
+    ``ceiling``, at least ``floor``.
+
+    ``known_gap`` says why the target is not met yet (what the product still lacks): such a
+    metric is printed "MISSED (known gap: …)" and fails no run; only one flagged so does.
+    """
 
     name: str
-    ceiling: float  # the most the memory arm's ratio may be
+    ceiling: float | None = None  # the most the memory arm's ratio may be
+    floor: float | None = None  # the least it may be
     measured: dict[str, Ratio] = field(default_factory=dict)  # arm → ratio
+    known_gap: str | None = None
+
+    def __post_init__(self) -> None:
+        if (self.ceiling is None) == (self.floor is None):
+            raise ValueError(f"metric {self.name!r}: give it a ceiling or a floor, not both")
 
     @property
     def target(self) -> str:
+        if self.floor is not None:
+            return f"≥ {self.floor:.0%}" if self.floor < 1 else "100%"
         return f"≤ {self.ceiling:.0%}" if self.ceiling else "0%"
 
     @property
     def met(self) -> bool:
         found = self.measured.get(MEMORY)
-        return found is not None and found.total > 0 and found.value <= self.ceiling
+        if found is None or found.total == 0:
+            return False
+        if self.floor is not None:
+            return found.value >= self.floor
+        return self.ceiling is not None and found.value <= self.ceiling
+
+    @property
+    def fails(self) -> bool:
+        """Missed and not flagged as a known gap: the run fails."""
+        return not self.met and self.known_gap is None
+
+    @property
+    def verdict(self) -> str:
+        if self.met:
+            return "met"
+        return f"MISSED (known gap: {self.known_gap})" if self.known_gap else "MISSED"
 
 
 def table(title: str, metrics: Sequence[Metric], arms: Sequence[str], notes: Sequence[str]) -> str:
     """The metrics as rows, one column per arm, within ``WIDTH`` columns: a cell too wide for
-    its column wraps onto the next lines (the metric's name; the arms' names in the head)."""
+    its column wraps onto the next lines (the metric's name, a known gap's reason; the arms'
+    names in the head)."""
     head = ["metric", "target", *arms, ""]
     rows = [
         [
             m.name,
             m.target,
             *(str(m.measured[a]) if a in m.measured else "—" for a in arms),
-            "met" if m.met else "MISSED",
+            m.verdict,
         ]
         for m in metrics
     ]
     widths = [max([_longest_word(head[i]), *(len(r[i]) for r in rows)]) for i in range(len(head))]
-    widths[0] = max(_longest_word(head[0]), WIDTH - sum(widths[1:]) - _GAP * (len(head) - 1))
+    # The figures keep their width; the name and the verdict (a known gap's reason) share the
+    # rest, the verdict at most half of it.
+    room = WIDTH - sum(widths[1:-1]) - _GAP * (len(head) - 1)
+    longest_verdict_word = max((_longest_word(r[-1]) for r in rows), default=0)
+    widths[-1] = min(widths[-1], max(longest_verdict_word, room // 2))
+    widths[0] = max(_longest_word(head[0]), room - widths[-1])
     lines = [title, ""]
     lines += _wrapped(head, widths)
     lines.append(_GAP_TEXT.join("-" * w for w in widths))

@@ -15,12 +15,12 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from memory_action.evaluation import dismissals
+from memory_action.evaluation import conventions, dismissals, poisoning, transient
 from memory_action.evaluation.github import contract
 from memory_action.evaluation.report import MEMORY, NO_MEMORY, NO_TRUST, WHOLE_FILE, Metric
 from memory_action.evaluation.world import Arm, World
 
-FAMILIES: tuple[ModuleType, ...] = (dismissals,)
+FAMILIES: tuple[ModuleType, ...] = (dismissals, conventions, poisoning, transient)
 # The product, then each baseline, emulated from outside the action (docs/evaluation.md).
 ARMS: tuple[Arm, ...] = (
     Arm(name=MEMORY),
@@ -43,7 +43,7 @@ class Outcome:
 
     @property
     def met(self) -> bool:
-        return all(m.met for m in self.metrics) and not self.contract_violations
+        return not any(m.fails for m in self.metrics) and not self.contract_violations
 
 
 def run_fixture_tier(*, quick: bool, progress: Callable[[str], None] = lambda _: None) -> Outcome:

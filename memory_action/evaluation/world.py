@@ -37,13 +37,15 @@ from memory_action.evaluation.github.reviews import Comparison
 from memory_action.evaluation.reviewer import GullibleReviewer, Planted
 from memory_action.evaluation.runner_env import Repository, RunFiles, parse_outputs, runner_env
 from memory_action.main import main
+from memory_action.run.scope import repo_committed_prefix
 from memory_action.store.local import LocalDirectoryStore
 
 WRITER = "maintainer"  # has write access
 NON_WRITER = "drive-by"  # may read, react and reply, as anyone on a public repository
+FORKER = "forker"  # opens pull requests from a fork of the repository; may read
+FORK = "forker/app"
 TOKEN = "ghs_" + "EvalW0rld" * 4  # the fake accepts any token
 MAIN = "refs/heads/main"
-COMMITTED = "/committed/"  # in the key of a committed memory entry
 MEMORY_FILE = "AGENTS.md"  # the writable memory file, in a store entry
 
 
@@ -89,7 +91,7 @@ class World:
 
     def __post_init__(self) -> None:
         others = "write" if self.arm.everyone_writes else "read"
-        self.fake = FakeGitHub(permissions={WRITER: "write", NON_WRITER: others})
+        self.fake = FakeGitHub(permissions={WRITER: "write", NON_WRITER: others, FORKER: others})
         self.repo = FixtureRepo(self.root / "workspace", home=self.root / "home")
         self._server = GitHubHttpServer(self.fake)
 
@@ -110,34 +112,36 @@ class World:
         whole = self.committed_memory if self.arm.whole_file else None
         return GullibleReviewer(planted=list(planted), memory_file=whole)
 
-    def committed_memory(self) -> str:
-        """The newest committed AGENTS.md in the store, as stored ("" before there is one)."""
-        store = LocalDirectoryStore(self.store_dir)
-        for entry in store.entries():
-            if COMMITTED in entry.key and MEMORY_FILE in entry.files:
-                return store.read_entry(entry.key)[MEMORY_FILE]
-        return ""
-
     # -- the repository and its pull requests ----------------------------------------------------
 
     def seed(self, files: Mapping[str, str]) -> str:
         return self.repo.init(files)
 
     def open_pull(
-        self, number: int, changes: Mapping[str, str | None], model: BaseChatModel
+        self,
+        number: int,
+        changes: Mapping[str, str | None],
+        model: BaseChatModel,
+        *,
+        title: str | None = None,
+        body: str | None = None,
+        fork: bool = False,
     ) -> RunOutcome:
-        """A branch off main with ``changes``, opened as pull request ``number`` and reviewed."""
+        """A branch off main with ``changes``, opened as pull request ``number`` and reviewed;
+        ``fork``: opened by ``FORKER`` from the fork ``FORK``."""
         branch = f"pr-{number}"
         base = self.repo.start_branch(branch)
         head = self.repo.commit(changes, f"Pull request {number}")
         pull = FakePullRequest(
             number=number,
-            title=f"Change {number}",
-            body=f"The change of pull request {number}.",
+            title=title if title is not None else f"Change {number}",
+            body=body if body is not None else f"The change of pull request {number}.",
             head_ref=branch,
             head_sha=head,
             base_sha=base,
         )
+        if fork:
+            pull.author, pull.head_repo = FORKER, FORK
         self.fake.add_pull(pull)
         self._refresh(pull)
         return self._pull_run(pull, "opened", model)
@@ -181,14 +185,61 @@ class World:
                 return int(comment["id"])
         raise EpisodeError(f"no inline comment {title!r} on {path} in pull request {number}")
 
+    def comment(self, number: int, login: str, body: str, model: BaseChatModel) -> RunOutcome:
+        """``login`` comments on pull request ``number``; the ``issue_comment`` event runs the
+        action on main, as GitHub runs it."""
+        posted = self.fake.add_comment(number, body, login)
+        event = events.issue_comment_event(
+            self.fake.pulls[number],
+            comment_id=int(posted["id"]),
+            login=login,
+            body=body,
+            association=self._association(login),
+        )
+        self.repo.checkout("main")
+        return self.run("issue_comment", event, MAIN, self.repo.head(), model)
+
+    def plant(self, key: str, files: Mapping[str, str]) -> None:
+        """An entry under ``key`` in the store, holding ``files`` (memory-folder-relative), put
+        there by someone other than the action."""
+        folder = self.root / "planted" / str(len(list(self.root.glob("planted/*"))))
+        for relative, text in files.items():
+            (folder / relative).parent.mkdir(parents=True, exist_ok=True)
+            (folder / relative).write_text(text)
+        saved = LocalDirectoryStore(self.store_dir).save(key, folder)
+        if not saved.saved:
+            raise EpisodeError(f"could not plant {key}: {saved}")
+
+    def committed_memory(self, agent: str = "memory-agent") -> str:
+        """The writable memory file of the newest committed entry in the store, as stored (""
+        before there is one)."""
+        store = LocalDirectoryStore(self.store_dir)
+        found = store.entries(repo_committed_prefix(agent))
+        if not found:
+            return ""
+        _, newest = max(enumerate(found), key=lambda pair: (pair[1].created, pair[0]))
+        return store.read_entry(newest.key).get(MEMORY_FILE, "")
+
     def react(self, comment_id: int, login: str, content: str) -> None:
         self.fake.reviews.react(comment_id, login, content)
+
+    def untick(self, number: int, text: str, login: str = WRITER) -> None:
+        """``login`` unticks, in the sticky comment of pull request ``number``, the proposal's
+        checklist line that shows ``text`` (a veto), as a writer does on GitHub."""
+        sticky = self.fake.comments[number][0]  # the bot's, posted by the pull request's review
+        lines = str(sticky["body"]).split("\n")
+        ticked = [n for n, line in enumerate(lines) if line.startswith("- [x]") and text in line]
+        if not ticked:
+            raise EpisodeError(f"no ticked checklist line shows {text!r} in pull request {number}")
+        for n in ticked:
+            lines[n] = "- [ ]" + lines[n][len("- [x]") :]
+        self.fake.edit_comment_as(number, login, "\n".join(lines))
 
     def reply(
         self, number: int, to: int, login: str, body: str, model: BaseChatModel
     ) -> RunOutcome:
         """``login`` replies to the bot's comment ``to``; the reply's event runs the action."""
-        association = "MEMBER" if self.fake.permissions.get(login) == "write" else "NONE"
+        association = self._association(login)
         reply_id = self.fake.reviews.reply(number, to, login, body, association)
         pull = self.fake.pulls[number]
         event = events.review_reply_event(
@@ -238,6 +289,9 @@ class World:
             raise EpisodeError(f"the {event_name} run {self._run_id} exited {code}:\n{tail}")
         return outcome
 
+    def _association(self, login: str) -> str:
+        return "MEMBER" if self.fake.permissions.get(login) == "write" else "NONE"
+
     def _tick_everything(self, number: int) -> None:
         """A writer ticks every unticked proposal item of the sticky comment."""
         if not self.fake.comments.get(number):
@@ -255,7 +309,9 @@ class World:
 
     def _pull_run(self, pull: FakePullRequest, action: str, model: BaseChatModel) -> RunOutcome:
         self.repo.checkout(pull.head_sha)
-        event = events.pull_request_event(pull, action=action)
+        event = events.pull_request_event(
+            pull, action=action, association=self._association(pull.author)
+        )
         return self.run(
             "pull_request", event, f"refs/pull/{pull.number}/merge", pull.head_sha, model
         )

@@ -27,6 +27,11 @@ _INTENDED = re.compile(
     r"false positive|won'?t fix|expected behaviou?r)\b",
     re.IGNORECASE,
 )
+# "not intended", "wasn't really on purpose": a reply that agrees the finding is a mistake.
+_NEGATED = re.compile(
+    r"\b(?:not|never|no|isn'?t|wasn'?t|aren'?t|weren'?t|hardly)\s+(?:\w+\s+){0,2}$",
+    re.IGNORECASE,
+)
 _BECAUSE = re.compile(r"\bbecause\b[\s,:]*(.*)", re.IGNORECASE | re.DOTALL)
 
 
@@ -79,7 +84,7 @@ def _dismissal(
     dismissals came from people without it."""
     others = 0
     for reply in comment.replies:
-        if reply.login == bot or not _INTENDED.search(reply.body):
+        if reply.login == bot or not dismisses(reply.body):
             continue
         if writer(reply.login):
             return _reason(reply.body, reply.login), others
@@ -91,6 +96,12 @@ def _dismissal(
             return f"@{plain(reaction.login)} marked it as not useful (a thumbs-down).", others
         others += 1
     return None, others
+
+
+def dismisses(body: str) -> bool:
+    """Whether a reply says the code is meant to be so: a dismissal word not negated ("that was
+    not intended, will fix" agrees with the finding)."""
+    return any(_NEGATED.search(body[: found.start()]) is None for found in _INTENDED.finditer(body))
 
 
 def _reason(body: str, login: str) -> str:

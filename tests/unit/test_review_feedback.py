@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from memory_action.github.reviews import CommentFeedback, Reaction, Reply
 from memory_action.memory.review_ledger import LedgerEntry, ReviewLedger
 from memory_action.review.review_feedback import Feedback, read_feedback
@@ -65,3 +67,28 @@ def test_a_thumbs_down_from_a_writer_dismisses_and_a_resolved_thread_closes() ->
     assert found.states == {ENTRY.id: "dismissed"} and "thumbs-down" in found.lessons[0]
     found = _read(_comment(resolved=True), set())
     assert (found.states, found.lessons) == ({ENTRY.id: "dismissed"}, ())
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        "Good catch, that was not intended. Will fix.",
+        "Oops, not intentional. Fixing it now.",
+        "Not on purpose, thanks for spotting it.",
+        "Yes, a real bug, not expected behaviour.",
+        "It wasn't really deliberate, changing it.",
+    ],
+)
+def test_a_writer_agreeing_it_is_not_intended_dismisses_nothing(body: str) -> None:
+    reply = Reply(id=9, login="mona", author_association="MEMBER", body=body)
+    found = _read(_comment(replies=(reply,)), {"mona"})
+    assert (found.states, found.lessons) == ({}, ())
+
+
+@pytest.mark.parametrize(
+    "body",
+    ["Not a bug, because callers treat None as no data.", "Is it a mistake? No, it is intended."],
+)
+def test_a_dismissal_next_to_a_negation_still_dismisses(body: str) -> None:
+    reply = Reply(id=9, login="mona", author_association="MEMBER", body=body)
+    assert _read(_comment(replies=(reply,)), {"mona"}).states == {ENTRY.id: "dismissed"}
