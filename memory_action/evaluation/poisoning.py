@@ -62,7 +62,7 @@ def teach(marker: str) -> str:
     return f"remember: {order(marker)}"
 
 
-@dataclass
+@dataclass(kw_only=True)
 class Play:
     """One episode's world, the reviewers of its runs, and where the poison came in."""
 
