@@ -108,18 +108,9 @@ def not_reviewed_markdown(figures: ReviewFigures | None) -> str:
     """A collapsed list of the files the review did not cover (or covered in part), with why."""
     if figures is None or not figures.not_reviewed:
         return ""
-    rows = [
-        f"- {_code(path)}: {_safe_line(why)}"
-        for path, why in figures.not_reviewed[:NOT_REVIEWED_LISTED]
-    ]
-    more = len(figures.not_reviewed) - NOT_REVIEWED_LISTED
-    if more > 0:
-        rows.append(f"- and {more} more")
-    count = len(figures.not_reviewed)
-    return (
-        f"<details><summary>Not reviewed ({count} file{'s' if count != 1 else ''})</summary>"
-        "\n\n" + "\n".join(rows) + "\n\n</details>"
-    )
+    rows = [f"- {_code(path)}: {_safe_line(why)}" for path, why in figures.not_reviewed]
+    count = len(rows)
+    return _collapsed(f"Not reviewed ({count} file{'s' if count != 1 else ''})", rows)
 
 
 def held_back_markdown(figures: ReviewFigures | None) -> str:
@@ -128,16 +119,18 @@ def held_back_markdown(figures: ReviewFigures | None) -> str:
         return ""
     rows = [
         f"- **{_safe_line(title)}** at {_code(place)}, held back by {_code(line)}"
-        for title, place, line in figures.held_back[:NOT_REVIEWED_LISTED]
+        for title, place, line in figures.held_back
     ]
-    more = len(figures.held_back) - NOT_REVIEWED_LISTED
-    if more > 0:
-        rows.append(f"- and {more} more")
-    count = len(figures.held_back)
-    return (
-        f"<details><summary>Held back by memory ({count} finding{'s' if count != 1 else ''})"
-        "</summary>\n\n" + "\n".join(rows) + "\n\n</details>"
-    )
+    count = len(rows)
+    return _collapsed(f"Held back by memory ({count} finding{'s' if count != 1 else ''})", rows)
+
+
+def _collapsed(summary: str, rows: list[str]) -> str:
+    """``rows`` in a collapsed block, the first ``NOT_REVIEWED_LISTED`` of them and a count."""
+    shown = rows[:NOT_REVIEWED_LISTED]
+    if len(rows) > NOT_REVIEWED_LISTED:
+        shown.append(f"- and {len(rows) - NOT_REVIEWED_LISTED} more")
+    return f"<details><summary>{summary}</summary>\n\n" + "\n".join(shown) + "\n\n</details>"
 
 
 # The HTML our templates write around the memory changes and the footer.
